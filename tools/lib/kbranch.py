@@ -1,0 +1,270 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Shared code of the reclaim-deadlock branch tools.
+
+Paths, the pinned base (kernel-patches/BASE), the series file and small git
+helpers.  Every tool reports problems by raising ToolError; main() wrappers
+print its message as one line prefixed with the tool's name and exit with its
+code, so that a user sees what went wrong and what to do next.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PATCH_DIR = REPO / 'kernel-patches'
+
+# Exit codes shared by all tools (documented in README.md).
+EXIT_OK = 0
+EXIT_FAIL = 1       # tests failed, or the checked thing is wrong
+EXIT_USAGE = 2      # bad arguments or bad input files
+EXIT_ENV = 3        # the environment is missing something (package, tree)
+EXIT_REFUSED = 4    # refused to touch a kernel tree holding work
+
+# Tags the prepare tool puts in a kernel tree.
+TAG_TARBALL = 'kbranch/tarball'   # the tarball exactly as Debian ships it
+TAG_BASE = 'kbranch/base'         # the commit the series applies on
+
+# Fixed identity and dates for the base commits, so that every machine gets
+# the same base commit ids and the series' commits above them.
+BASE_ENV = {
+    'GIT_AUTHOR_NAME': 'kbranch',
+    'GIT_AUTHOR_EMAIL': 'kbranch@localhost',
+    'GIT_COMMITTER_NAME': 'kbranch',
+    'GIT_COMMITTER_EMAIL': 'kbranch@localhost',
+    'GIT_AUTHOR_DATE': '2000-01-01T00:00:00Z',
+    'GIT_COMMITTER_DATE': '2000-01-01T00:00:00Z',
+}
+
+# What the tools need from Debian, beyond the kernel source package.
+PACKAGES = ['qemu-system-x86', 'gcc', 'make', 'bc', 'flex', 'bison',
+            'libelf-dev', 'libssl-dev', 'cpio', 'python3', 'ccache', 'git',
+            'perl', 'xz-utils',
+            # scripts/checkpatch.pl runs scripts/spdxcheck.py with Debian's
+            # python3, which needs these two modules.
+            'python3-ply', 'python3-git']
+
+
+class ToolError(Exception):
+    """A failure with a message for the user and an exit code."""
+
+    def __init__(self, message, code=EXIT_FAIL):
+        super().__init__(message)
+        self.code = code
+
+
+def run_main(name, main):
+    """Runs main(), turning ToolError into one line on stderr and its code."""
+    try:
+        sys.exit(main())
+    except ToolError as err:
+        print(f'{name}: error: {err}', file=sys.stderr)
+        sys.exit(err.code)
+    except KeyboardInterrupt:
+        print(f'{name}: interrupted', file=sys.stderr)
+        sys.exit(130)
+
+
+def info(name, message):
+    print(f'{name}: {message}', file=sys.stderr, flush=True)
+
+
+# --- paths ---------------------------------------------------------------
+
+def cache_dir():
+    """RECLAIM_CACHE, or ${XDG_CACHE_HOME:-~/.cache}/reclaim-kunit."""
+    env = os.environ.get('RECLAIM_CACHE')
+    if env:
+        return Path(env)
+    xdg = os.environ.get('XDG_CACHE_HOME') or str(Path.home() / '.cache')
+    return Path(xdg) / 'reclaim-kunit'
+
+
+def tree_dir():
+    """RECLAIM_TREE, or <cache>/linux."""
+    env = os.environ.get('RECLAIM_TREE')
+    return Path(env) if env else cache_dir() / 'linux'
+
+
+def build_dir(variant='default'):
+    """RECLAIM_BUILD_DIR/<variant>, or <cache>/build/<variant>."""
+    env = os.environ.get('RECLAIM_BUILD_DIR')
+    root = Path(env) if env else cache_dir() / 'build'
+    return root / variant
+
+
+def ccache_dir():
+    env = os.environ.get('CCACHE_DIR')
+    return Path(env) if env else cache_dir() / 'ccache'
+
+
+def results_dir():
+    """RECLAIM_RESULTS, or results/ in the repository (ignored by git)."""
+    env = os.environ.get('RECLAIM_RESULTS')
+    return Path(env) if env else REPO / 'results'
+
+
+# --- the pinned base and the series ----------------------------------------
+
+class Base:
+    """kernel-patches/BASE: which package and kernel version the series needs."""
+
+    KEYS = ('PACKAGE', 'VERSION', 'DEBIAN_VERSION')
+
+    def __init__(self, package, version, debian_version):
+        self.package = package
+        self.version = version
+        self.debian_version = debian_version
+
+    @classmethod
+    def load(cls, path=None):
+        path = Path(path) if path else PATCH_DIR / 'BASE'
+        try:
+            text = path.read_text()
+        except OSError as err:
+            raise ToolError(f'cannot read {path}: {err.strerror}', EXIT_USAGE)
+        values = {}
+        for num, line in enumerate(text.splitlines(), 1):
+            line = line.strip()
+            if not line or line.startswith('#'):
+                continue
+            key, sep, value = line.partition('=')
+            if not sep or key not in cls.KEYS or not value:
+                raise ToolError(f'{path}:{num}: expected one of '
+                                f'{", ".join(k + "=..." for k in cls.KEYS)}, '
+                                f'got {line!r}', EXIT_USAGE)
+            values[key] = value
+        missing = [k for k in cls.KEYS if k not in values]
+        if missing:
+            raise ToolError(f'{path}: missing {", ".join(missing)}', EXIT_USAGE)
+        if not re.fullmatch(r'\d+\.\d+\.\d+', values['VERSION']):
+            raise ToolError(f'{path}: VERSION must look like 6.12.118, got '
+                            f'{values["VERSION"]!r}', EXIT_USAGE)
+        return cls(values['PACKAGE'], values['VERSION'],
+                   values['DEBIAN_VERSION'])
+
+    def tarball(self):
+        """RECLAIM_TARBALL, or the path Debian's package installs."""
+        env = os.environ.get('RECLAIM_TARBALL')
+        return Path(env) if env else Path('/usr/src') / f'{self.package}.tar.xz'
+
+    def describe(self):
+        return f'{self.package} {self.version} ({self.debian_version})'
+
+
+def read_series(patch_dir=None):
+    """Returns the patch file names listed in series, in order.
+
+    Every name must exist and every *.patch file must be listed: a patch that
+    is on disk but not in series (or the reverse) is a mistake that would
+    silently change what gets tested.
+    """
+    patch_dir = Path(patch_dir) if patch_dir else PATCH_DIR
+    series = patch_dir / 'series'
+    try:
+        lines = series.read_text().splitlines()
+    except OSError as err:
+        raise ToolError(f'cannot read {series}: {err.strerror}', EXIT_USAGE)
+    names = []
+    for num, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith('#'):
+            continue
+        if '/' in line or not line.endswith('.patch'):
+            raise ToolError(f'{series}:{num}: {line!r} is not a patch file '
+                            f'name in kernel-patches/', EXIT_USAGE)
+        if not (patch_dir / line).is_file():
+            raise ToolError(f'{series}:{num}: {line} does not exist',
+                            EXIT_USAGE)
+        if line in names:
+            raise ToolError(f'{series}:{num}: {line} is listed twice',
+                            EXIT_USAGE)
+        names.append(line)
+    unlisted = sorted(p.name for p in patch_dir.glob('*.patch')
+                      if p.name not in names)
+    if unlisted:
+        raise ToolError(f'{series} does not list {", ".join(unlisted)}; '
+                        f'export the series again (tools/export) or delete '
+                        f'the stray file', EXIT_USAGE)
+    return [patch_dir / n for n in names]
+
+
+# --- git -------------------------------------------------------------------
+
+def git(tree, *args, env=None, check=True, capture=True, input=None):
+    """Runs git in tree; returns stdout (right-stripped) or raises ToolError."""
+    full_env = dict(os.environ)
+    # No optional locks: git status must not rewrite the index of a tree
+    # it is only looking at.
+    full_env.update({'LC_ALL': 'C', 'GIT_TERMINAL_PROMPT': '0',
+                     'GIT_OPTIONAL_LOCKS': '0'})
+    if env:
+        full_env.update(env)
+    proc = subprocess.run(['git', '-C', str(tree), *args], env=full_env,
+                          input=input, text=True,
+                          stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.PIPE if capture else None)
+    if check and proc.returncode != 0:
+        err = (proc.stderr or '').strip().splitlines()
+        last = err[-1] if err else f'exit code {proc.returncode}'
+        raise ToolError(f'git {" ".join(args[:2])} failed in {tree}: {last}')
+    # rstrip only: porcelain formats start lines with a space.
+    return (proc.stdout or '').rstrip() if capture else ''
+
+
+def rev(tree, name):
+    """The commit id of name in tree, or None."""
+    out = git(tree, 'rev-parse', '--verify', '-q', f'{name}^{{commit}}',
+              check=False)
+    return out or None
+
+
+def format_patches(tree, rev_range, outdir):
+    """git format-patch exactly as the export tool writes the series."""
+    git(tree, '-c', 'core.abbrev=12', '-c', 'diff.noprefix=false',
+        '-c', 'diff.mnemonicPrefix=false', '-c', 'format.signOff=false',
+        'format-patch', '--zero-commit', '--no-signature', '-N',
+        '--no-cover-letter', '--no-thread', '--abbrev=12',
+        '--output-directory', str(outdir), rev_range)
+    return sorted(Path(outdir).glob('*.patch'))
+
+
+def require_prepared(tree):
+    """Raises unless tree is a kernel tree that tools/prepare made."""
+    if not (Path(tree) / '.git').is_dir() or rev(tree, TAG_BASE) is None:
+        raise ToolError(f'no prepared kernel tree at {tree}: run '
+                        f'tools/prepare first', EXIT_ENV)
+
+
+def operation_in_progress(tree):
+    """Names a git am/rebase/merge/cherry-pick left half done, or None."""
+    gitdir = Path(git(tree, 'rev-parse', '--absolute-git-dir'))
+    for marker, what in (('rebase-apply', 'git am or rebase'),
+                         ('rebase-merge', 'git rebase'),
+                         ('MERGE_HEAD', 'git merge'),
+                         ('CHERRY_PICK_HEAD', 'git cherry-pick')):
+        if (gitdir / marker).exists():
+            return what
+    return None
+
+
+def kernel_version(tree):
+    """VERSION.PATCHLEVEL.SUBLEVEL from a tree's top-level Makefile."""
+    try:
+        head = (Path(tree) / 'Makefile').read_text(errors='replace')[:2000]
+    except OSError:
+        return None
+    parts = []
+    for key in ('VERSION', 'PATCHLEVEL', 'SUBLEVEL'):
+        m = re.search(rf'^{key}\s*=\s*(\d+)', head, re.M)
+        if not m:
+            return None
+        parts.append(m.group(1))
+    return '.'.join(parts)
+
+
+def which(program):
+    return shutil.which(program)

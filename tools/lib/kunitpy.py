@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Running the kernel tree's kunit.py the way this branch does: x86_64 under
+QEMU (TCG: kunit.py's x86_64 config never passes -enable-kvm), all cores,
+a persistent build directory per configuration and ccache, all outside the
+repository."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import kbranch
+from kbranch import ToolError
+
+ARCH = 'x86_64'
+# kunit.py's default --timeout is 300 s for the whole run.  One suite runs
+# in a few seconds; ten minutes still leaves a hung kernel room to be caught
+# well inside CI's 90 minutes.
+DEFAULT_TIMEOUT = 600
+
+
+def kunit_py(tree):
+    path = Path(tree) / 'tools/testing/kunit/kunit.py'
+    if not path.is_file():
+        raise ToolError(f'{path} not found: is {tree} a prepared kernel tree? '
+                        f'(run tools/prepare)', kbranch.EXIT_ENV)
+    return path
+
+
+def kunitconfigs(variant='default'):
+    """The fragments a configuration is made of: the top-level .kunitconfig,
+    plus kunit/variants/<variant>.config for any other variant."""
+    configs = [kbranch.REPO / '.kunitconfig']
+    if variant != 'default':
+        extra = kbranch.REPO / 'kunit' / 'variants' / f'{variant}.config'
+        if not extra.is_file():
+            known = sorted(p.stem for p in
+                           (kbranch.REPO / 'kunit' / 'variants').glob('*.config'))
+            raise ToolError(f'unknown variant {variant!r}; known: default, '
+                            f'{", ".join(known) or "(none)"}', kbranch.EXIT_USAGE)
+        configs.append(extra)
+    return configs
+
+
+def variants():
+    return ['default'] + sorted(
+        p.stem for p in (kbranch.REPO / 'kunit' / 'variants').glob('*.config'))
+
+
+def environment():
+    """ccache in front of gcc (Debian's masquerade directory), its cache
+    outside the repository."""
+    env = dict(os.environ)
+    masq = '/usr/lib/ccache'
+    if os.path.isdir(masq) and masq not in env.get('PATH', '').split(':'):
+        env['PATH'] = masq + ':' + env.get('PATH', '')
+    env.setdefault('CCACHE_DIR', str(kbranch.ccache_dir()))
+    env.setdefault('CCACHE_MAXSIZE', '5G')
+    # Compile lines differ only in the tree's path between trees.
+    env.setdefault('CCACHE_BASEDIR', str(kbranch.tree_dir()))
+    return env
+
+
+def build_args(build, configs, jobs=None):
+    """Options of kunit.py run/build/config for one configuration."""
+    return [f'--build_dir={build}', f'--arch={ARCH}',
+            f'--jobs={jobs or os.cpu_count() or 1}',
+            *(f'--kunitconfig={c}' for c in configs)]
+
+
+def exec_args(build):
+    """Options of kunit.py exec for an existing build."""
+    return [f'--build_dir={build}', f'--arch={ARCH}']
+
+
+def invoke(tree, args, capture=False, cwd=None):
+    """Runs kunit.py with args; returns the CompletedProcess."""
+    cmd = ['python3', str(kunit_py(tree)), *args]
+    Path(kbranch.ccache_dir()).mkdir(parents=True, exist_ok=True)
+    return subprocess.run(cmd, cwd=cwd or tree, env=environment(), text=True,
+                          stdout=subprocess.PIPE if capture else None,
+                          stderr=subprocess.STDOUT if capture else None)
+
+
+def list_tests(tree, build, timeout=DEFAULT_TIMEOUT):
+    """suite.test names of a built kernel, from kunit.py --list_tests."""
+    proc = invoke(tree, ['exec', *exec_args(build), f'--timeout={timeout}',
+                         '--list_tests'], capture=True)
+    if proc.returncode != 0:
+        raise ToolError(f'kunit.py exec --list_tests failed '
+                        f'(exit {proc.returncode}): '
+                        f'{proc.stdout.strip().splitlines()[-1:]}')
+    return [l.strip() for l in proc.stdout.splitlines()
+            if l.strip() and '.' in l and ' ' not in l.strip()]
+
+
+def suites_of(tests):
+    suites = []
+    for name in tests:
+        suite = name.split('.', 1)[0]
+        if suite not in suites:
+            suites.append(suite)
+    return suites
+
+
+class Counts:
+    """Test cases by result, counted over the leaves of kunit.py's JSON (a
+    parameterised case counts once per parameter, as kunit.py counts)."""
+
+    def __init__(self, passed=0, failed=0, skipped=0):
+        self.passed, self.failed, self.skipped = passed, failed, skipped
+        self.failures = []
+
+    def add(self, other):
+        self.passed += other.passed
+        self.failed += other.failed
+        self.skipped += other.skipped
+        self.failures += other.failures
+        return self
+
+    @property
+    def total(self):
+        return self.passed + self.failed + self.skipped
+
+    def line(self):
+        return f'{self.passed} passed, {self.failed} failed, ' \
+               f'{self.skipped} skipped'
+
+
+def count_json(path):
+    """Counts the test cases in a kunit.py --json file."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as err:
+        raise ToolError(f'cannot read kunit.py results {path}: {err}')
+    counts = Counts()
+
+    def walk(group, prefix):
+        name = group.get('name', '?')
+        here = f'{prefix}.{name}' if prefix else name
+        for case in group.get('test_cases', []):
+            status = case.get('status')
+            if status == 'PASS':
+                counts.passed += 1
+            elif status == 'SKIP':
+                counts.skipped += 1
+            else:
+                counts.failed += 1
+                counts.failures.append(f'{here}.{case.get("name")}: {status}')
+        for sub in group.get('sub_groups', []):
+            walk(sub, here)
+
+    if not isinstance(data, dict):
+        raise ToolError(f'{path} is not kunit.py JSON')
+    for sub in data.get('sub_groups', []):
+        walk(sub, '')
+    for case in data.get('test_cases', []):
+        # A suite that crashed before it printed any case is a leaf here.
+        walk({'name': '', 'test_cases': [case]}, '')
+    return counts

@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Installing what the branch needs from Debian, and nothing else."""
+
+import os
+import shutil
+import subprocess
+
+import kbranch
+from kbranch import ToolError
+
+
+def installed_version(package):
+    """The installed version of a Debian package, or None."""
+    if not shutil.which('dpkg-query'):
+        return None
+    proc = subprocess.run(['dpkg-query', '-W', '-f=${Status} ${Version}',
+                           package], stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, text=True)
+    words = proc.stdout.split()
+    if proc.returncode != 0 or words[:3] != ['install', 'ok', 'installed']:
+        return None
+    return words[3] if len(words) > 3 else ''
+
+
+def missing(base):
+    """Packages to install: the tools' packages, and the kernel source at the
+    version BASE pins (or any version, if that one is not to be had)."""
+    want = [p for p in kbranch.PACKAGES if installed_version(p) is None]
+    if installed_version(base.package) is None:
+        want.append(base.package)
+    return want
+
+
+def _apt(args, log):
+    env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
+    cmd = ['apt-get', *args]
+    if os.geteuid() != 0:
+        if not shutil.which('sudo'):
+            raise ToolError(f'not root and no sudo: run as root, or install '
+                            f'by hand: apt-get {" ".join(args)}',
+                            kbranch.EXIT_ENV)
+        cmd = ['sudo', '-E', *cmd]
+    log(f'$ {" ".join(cmd)}')
+    return subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+
+
+def install(base, log=print, check_only=False):
+    """Installs what is missing; returns the list of packages it installed."""
+    want = missing(base)
+    if not want:
+        return []
+    if check_only:
+        raise ToolError(f'missing Debian packages: {" ".join(want)} '
+                        f'(tools/setup installs them)', kbranch.EXIT_ENV)
+    if not shutil.which('apt-get') or not shutil.which('dpkg-query'):
+        raise ToolError(f'missing packages {" ".join(want)}, and this is not '
+                        f'a Debian system with apt-get: install them by hand',
+                        kbranch.EXIT_ENV)
+    proc = _apt(['update', '-q'], log)
+    if proc.returncode != 0:
+        raise ToolError(f'apt-get update failed: '
+                        f'{proc.stdout.strip().splitlines()[-1:]}',
+                        kbranch.EXIT_ENV)
+    args = ['install', '-y', '-q', '--no-install-recommends']
+    pinned = [f'{p}={base.debian_version}' if p == base.package else p
+              for p in want]
+    proc = _apt(args + pinned, log)
+    if proc.returncode != 0 and base.package in want:
+        # The pinned version may have left the archive: take what apt has,
+        # and say so (tools/prepare reports the kernel version it gets).
+        log(f'warning: {base.package}={base.debian_version} is not available '
+            f'from apt; installing its current version instead')
+        proc = _apt(args + want, log)
+    if proc.returncode != 0:
+        lines = [l for l in proc.stdout.splitlines() if l.startswith('E:')]
+        raise ToolError(f'apt-get install {" ".join(want)} failed: '
+                        f'{"; ".join(lines) or "see apt output"}',
+                        kbranch.EXIT_ENV)
+    still = missing(base)
+    if still:
+        raise ToolError(f'still missing after apt-get: {" ".join(still)}',
+                        kbranch.EXIT_ENV)
+    return want

@@ -1,0 +1,234 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The prepared kernel tree: create it from the tarball, bring it to
+base + series, and refuse to touch it when it holds work of its own."""
+
+import filecmp
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import kbranch
+from kbranch import ToolError, git, rev
+
+NAME = 'prepare'
+
+# Debian's linux-source tarball ends its .gitignore with a block that ignores
+# every top-level entry.  In the prepared tree that would hide every file a
+# developer adds (mm/tests/foo.c needs "git add -f"), so the base commit drops
+# exactly these lines; the tarball commit before it keeps them.
+DEBIAN_IGNORE_BLOCK = [
+    '#',
+    '# Debian packaging: ignore everything at the top level, since it isn\'t',
+    '# included in our repository',
+    '#',
+    '/*',
+    '!/debian/',
+]
+
+
+def _installed_version(package):
+    try:
+        proc = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                              text=True)
+    except OSError:
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _drop_debian_ignore(tree):
+    """Removes Debian's ignore-everything block; True if the file changed."""
+    path = Path(tree) / '.gitignore'
+    if not path.is_file():
+        return False
+    lines = path.read_text().split('\n')
+    n = len(DEBIAN_IGNORE_BLOCK)
+    for i in range(len(lines) - n + 1):
+        if lines[i:i + n] == DEBIAN_IGNORE_BLOCK:
+            del lines[i:i + n]
+            path.write_text('\n'.join(lines))
+            return True
+    # A tarball with only the two rules, without the comment.
+    if '/*' in lines and '!/debian/' in lines:
+        lines = [l for l in lines if l not in ('/*', '!/debian/')]
+        path.write_text('\n'.join(lines))
+        return True
+    return False
+
+
+def create(base, tree, log=print):
+    """Extracts the tarball into tree and commits it as the base."""
+    tarball = base.tarball()
+    if not tarball.is_file():
+        raise ToolError(f'{tarball} not found: install {base.package} '
+                        f'(tools/setup installs it)', kbranch.EXIT_ENV)
+    installed = _installed_version(base.package)
+    if installed and installed != base.debian_version \
+            and 'RECLAIM_TARBALL' not in os.environ:
+        log(f'warning: kernel-patches/BASE names {base.package} '
+            f'{base.debian_version}, but {installed} is installed: '
+            f'preparing from it anyway')
+    tree.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f'.{tree.name}.tmp-', dir=tree.parent))
+    try:
+        log(f'extracting {tarball} into {tree} ...')
+        proc = subprocess.run(['tar', '-xf', str(tarball), '-C', str(tmp),
+                               '--strip-components=1', '--no-same-owner'],
+                              stderr=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            raise ToolError(f'cannot extract {tarball}: '
+                            f'{proc.stderr.strip()}', kbranch.EXIT_ENV)
+        version = kbranch.kernel_version(tmp)
+        if version is None:
+            raise ToolError(f'{tarball} holds no kernel tree (no VERSION in '
+                            f'its top-level Makefile)', kbranch.EXIT_ENV)
+        if version != base.version:
+            log(f'warning: kernel-patches/BASE names kernel {base.version}, '
+                f'but {tarball} holds {version}: preparing it anyway; if the '
+                f'series applies and passes, update kernel-patches/BASE')
+        git(tmp, 'init', '-q', '-b', 'main')
+        for key, value in (('gc.auto', '0'), ('core.autocrlf', 'false'),
+                           ('kbranch.package', base.package),
+                           ('kbranch.version', base.version)):
+            git(tmp, 'config', key, value)
+        log('committing the tarball as the base (git add -f: Debian\'s '
+            '.gitignore ignores everything) ...')
+        git(tmp, 'add', '-f', '-A')
+        git(tmp, 'commit', '-q', '--no-verify', '-m',
+            f'{base.package} {version}\n\nThe contents of {tarball.name} '
+            f'as Debian ships it, unchanged.', env=kbranch.BASE_ENV)
+        git(tmp, 'tag', kbranch.TAG_TARBALL)
+        if _drop_debian_ignore(tmp):
+            git(tmp, 'commit', '-q', '--no-verify', '-a', '-m',
+                'kbranch: let git see files added to the tree\n\n'
+                'Drop the block Debian appends to the top-level .gitignore '
+                '(it ignores\nevery top-level entry), so that new files show '
+                'up in git status and\nare committed with a plain git add.',
+                env=kbranch.BASE_ENV)
+        git(tmp, 'tag', kbranch.TAG_BASE)
+        if tree.exists():
+            tree.rmdir()        # only an empty directory gets here
+        tmp.rename(tree)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _pending_work(tree, series, tmpdir):
+    """Compares the tree's commits above the base with the series.
+
+    Returns (applied, problems): how many series patches the tree already
+    holds, in order, and a list of reasons the tree holds work of its own.
+    """
+    problems = []
+    dirty = git(tree, 'status', '--porcelain')
+    if dirty:
+        files = [l[3:] for l in dirty.splitlines()]
+        more = f' and {len(files) - 5} more' if len(files) > 5 else ''
+        problems.append(f'uncommitted changes ({", ".join(files[:5])}{more})')
+    head = rev(tree, 'HEAD')
+    base = rev(tree, kbranch.TAG_BASE)
+    if subprocess.run(['git', '-C', str(tree), 'merge-base',
+                       '--is-ancestor', base, head]).returncode != 0:
+        problems.append(f'HEAD is not based on {kbranch.TAG_BASE}')
+        return 0, problems
+    exported = kbranch.format_patches(tree, f'{base}..{head}', tmpdir)
+    applied = 0
+    for mine, theirs in zip(exported, series):
+        if not filecmp.cmp(mine, theirs, shallow=False):
+            break
+        applied += 1
+    if applied < len(exported):
+        extra = git(tree, 'log', '--format=%h %s', '--reverse',
+                    f'{base}..{head}').splitlines()[applied:]
+        problems.append(f'{len(extra)} commit(s) that are not in '
+                        f'kernel-patches/ ({"; ".join(extra[:3])}'
+                        f'{" ..." if len(extra) > 3 else ""})')
+    return applied, problems
+
+
+def _save_work(tree, log):
+    """--force: keeps everything the reset would lose, and says where."""
+    stamp = time.strftime('%Y%m%d-%H%M%S')
+    if git(tree, 'status', '--porcelain'):
+        git(tree, 'stash', 'push', '--include-untracked', '-q', '-m',
+            f'tools/prepare --force {stamp}')
+        log(f'--force: saved uncommitted changes as stash@{{0}} '
+            f'("tools/prepare --force {stamp}")')
+    head, base = rev(tree, 'HEAD'), rev(tree, kbranch.TAG_BASE)
+    if head != base:
+        branch = f'kbranch/backup/{stamp}'
+        git(tree, 'branch', branch, head)
+        log(f'--force: saved the commits above the base as branch {branch}')
+    git(tree, 'reset', '-q', '--hard', base)
+
+
+def apply_series(tree, patches, log=print):
+    """git am each patch; on failure restores the tree and names the patch."""
+    orig = rev(tree, 'HEAD')
+    for i, patch in enumerate(patches):
+        proc = subprocess.run(
+            ['git', '-C', str(tree), 'am', '-q', '--keep-cr',
+             '--committer-date-is-author-date', str(patch)],
+            env={**os.environ, 'LC_ALL': 'C',
+                 'GIT_COMMITTER_NAME': kbranch.BASE_ENV['GIT_COMMITTER_NAME'],
+                 'GIT_COMMITTER_EMAIL': kbranch.BASE_ENV['GIT_COMMITTER_EMAIL']},
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            git(tree, 'am', '--abort', check=False)
+            git(tree, 'reset', '-q', '--hard', orig)
+            why = [l for l in proc.stdout.splitlines()
+                   if l.startswith(('error:', 'Patch failed', 'fatal:'))]
+            raise ToolError(f'{patch.name} does not apply '
+                            f'({"; ".join(why[:2]) or "git am failed"}); '
+                            f'the tree is back where it was', kbranch.EXIT_FAIL)
+        log(f'applied {patch.name}')
+    return len(patches)
+
+
+def prepare(base, patches, tree, force=False, log=print):
+    """Brings tree to base + series.  Returns a one-line summary."""
+    if not tree.exists() or (tree.is_dir() and not any(tree.iterdir())):
+        create(base, tree, log)
+        apply_series(tree, patches, log)
+        return f'{tree}: prepared {base.describe()} + {len(patches)} patch(es)'
+    if not (tree / '.git').exists() or rev(tree, kbranch.TAG_BASE) is None:
+        raise ToolError(f'{tree} exists but was not prepared by tools/prepare '
+                        f'(no {kbranch.TAG_BASE} tag): nothing was touched; '
+                        f'move it away or point RECLAIM_TREE elsewhere',
+                        kbranch.EXIT_REFUSED)
+    have = (git(tree, 'config', 'kbranch.package', check=False),
+            git(tree, 'config', 'kbranch.version', check=False))
+    if have != (base.package, base.version):
+        raise ToolError(f'{tree} was prepared from {" ".join(have)}, but '
+                        f'kernel-patches/BASE names {base.package} '
+                        f'{base.version}: nothing was touched; move the tree '
+                        f'away (or delete it) and run tools/prepare again',
+                        kbranch.EXIT_REFUSED)
+    busy = kbranch.operation_in_progress(tree)
+    if busy:
+        raise ToolError(f'{tree} has a {busy} in progress: finish or abort '
+                        f'it first; nothing was touched', kbranch.EXIT_REFUSED)
+    with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
+        applied, problems = _pending_work(tree, patches, tmpdir)
+    if problems:
+        if not force:
+            raise ToolError(
+                f'{tree} holds work that is not in kernel-patches/: '
+                f'{"; ".join(problems)}. Nothing was touched. Commit and '
+                f'export it (tools/export), test it as it is '
+                f'(tools/kunit run --as-is), or reset the tree to the series '
+                f'with tools/prepare --force (which saves the work in a '
+                f'stash and a backup branch first)', kbranch.EXIT_REFUSED)
+        _save_work(tree, log)
+        applied = 0
+    todo = patches[applied:]
+    if not todo:
+        return f'{tree}: up to date ({base.describe()} + {len(patches)} ' \
+               f'patch(es))'
+    apply_series(tree, todo, log)
+    return f'{tree}: {base.describe()} + {len(patches)} patch(es) ' \
+           f'({len(todo)} newly applied)'

@@ -1,0 +1,179 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tools/prepare: creating the tree, applying the series, refusing to touch
+work, --force, and version mismatches."""
+
+import shutil
+import unittest
+
+from fixtures import ScratchRepo, make_tarball, snapshot
+
+
+class PrepareTest(ScratchRepo):
+
+    def add_patches(self, *changes):
+        """Makes a series out of changes committed in a scratch tree."""
+        self.prepared()
+        for line_no, text, subject in changes:
+            self.commit_change(line_no, text, subject)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+
+    def test_fresh_tree_is_base_with_empty_series(self):
+        proc = self.prepared()
+        self.assertIn('+ 0 patch(es)', proc.stdout)
+        self.assertEqual(self.git('rev-parse', 'HEAD'),
+                         self.git('rev-parse', 'kbranch/base'))
+        self.assertEqual(self.git('log', '-1', '--format=%s', 'kbranch/tarball'),
+                         'linux-source-6.12 6.12.118')
+        # The tarball commit keeps Debian's ignore-all rule, the base drops it
+        self.assertIn('/*', self.git('show', 'kbranch/tarball:.gitignore'))
+        self.assertNotIn('/*', (self.tree / '.gitignore').read_text())
+        (self.tree / 'mm' / 'new.c').write_text('x\n')
+        self.assertIn('mm/new.c', self.git('status', '--porcelain'))
+
+    def test_base_commits_are_the_same_everywhere(self):
+        self.prepared()
+        first = self.git('rev-parse', 'kbranch/base')
+        shutil.rmtree(self.tree)
+        self.prepared()
+        self.assertEqual(self.git('rev-parse', 'kbranch/base'), first)
+
+    def test_series_is_applied_and_second_run_changes_nothing(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'),
+                         (7, 'seven', 'mm/vmscan: change seven'))
+        proc = self.prepared()
+        self.assertIn('2 newly applied', proc.stdout)
+        self.assertEqual(self.git('log', '--format=%s', 'kbranch/base..'),
+                         'mm/vmscan: change seven\nmm/vmscan: change three')
+        head = self.git('rev-parse', 'HEAD')
+        before = snapshot(self.tree)
+        proc = self.prepared()
+        self.assertIn('up to date', proc.stdout)
+        self.assertEqual(self.git('rev-parse', 'HEAD'), head)
+        self.assertEqual(snapshot(self.tree), before)
+
+    def test_patches_added_to_the_series_are_applied(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'))
+        self.prepared()
+        self.commit_change(9, 'nine', 'mm/vmscan: change nine')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.git('reset', '-q', '--hard', 'HEAD~1')
+        proc = self.prepared()
+        self.assertIn('1 newly applied', proc.stdout)
+
+    def test_patch_that_does_not_apply_is_named_and_tree_restored(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'),
+                         (3, 'three again', 'mm/vmscan: change three again'))
+        # Make the second patch's context wrong
+        (self.patches / 'series').write_text(
+            '0002-mm-vmscan-change-three-again.patch\n'
+            '0001-mm-vmscan-change-three.patch\n')
+        head = self.git('rev-parse', 'HEAD')
+        before = snapshot(self.tree, with_git=False)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn('0002-mm-vmscan-change-three-again.patch does not apply',
+                      proc.stderr)
+        self.assertEqual(self.git('rev-parse', 'HEAD'), head)
+        self.assertEqual(self.git('status', '--porcelain'), '')
+        self.assertFalse((self.tree / '.git' / 'rebase-apply').exists())
+        self.assertEqual(snapshot(self.tree, with_git=False), before)
+
+    def test_failing_patch_after_good_ones_leaves_tree_where_it_was(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'))
+        bad = self.patches / '0002-bad.patch'
+        bad.write_text((self.patches / '0001-mm-vmscan-change-three.patch')
+                       .read_text().replace('-line 3', '-no such line'))
+        (self.patches / 'series').write_text(
+            '0001-mm-vmscan-change-three.patch\n0002-bad.patch\n')
+        head = self.git('rev-parse', 'HEAD')
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn('0002-bad.patch does not apply', proc.stderr)
+        self.assertEqual(self.git('rev-parse', 'HEAD'), head)
+        self.assertEqual(self.git('status', '--porcelain'), '')
+
+    def test_dirty_tree_is_left_byte_for_byte(self):
+        self.prepared()
+        (self.tree / 'mm' / 'vmscan.c').write_text('my work\n')
+        (self.tree / 'mm' / 'new.c').write_text('new work\n')
+        before = snapshot(self.tree)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn('uncommitted changes', proc.stderr)
+        self.assertIn('mm/vmscan.c', proc.stderr)
+        self.assertIn('Nothing was touched', proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+        # the run tool refuses the same way
+        proc = self.tool('tools/kunit', 'run', '--no-setup')
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+
+    def test_unexported_commit_is_refused(self):
+        self.prepared()
+        self.commit_change(5, 'five', 'mm/vmscan: not exported')
+        before = snapshot(self.tree)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4)
+        self.assertIn('1 commit(s) that are not in kernel-patches/', proc.stderr)
+        self.assertIn('mm/vmscan: not exported', proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+
+    def test_force_saves_the_work_then_resets(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'))
+        self.prepared()
+        self.commit_change(5, 'five', 'mm/vmscan: not exported')
+        (self.tree / 'mm' / 'vmscan.c').write_text('uncommitted\n')
+        proc = self.tool('tools/prepare', '--force')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('stash@{0}', proc.stderr)
+        self.assertIn('kbranch/backup/', proc.stderr)
+        self.assertEqual(self.git('log', '--format=%s', 'kbranch/base..'),
+                         'mm/vmscan: change three')
+        backup = self.git('branch', '--list', 'kbranch/backup/*').strip()
+        self.assertEqual(self.git('log', '-1', '--format=%s', backup),
+                         'mm/vmscan: not exported')
+        self.assertEqual(self.git('show', 'stash@{0}:mm/vmscan.c'),
+                         'uncommitted')
+
+    def test_missing_tarball(self):
+        self.tarball.unlink()
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 3)
+        self.assertIn('not found', proc.stderr)
+        self.assertIn('tools/setup', proc.stderr)
+        self.assertFalse(self.tree.exists())
+
+    def test_different_sublevel_is_reported(self):
+        make_tarball(self.tarball, sublevel=119)
+        proc = self.prepared()
+        self.assertIn('BASE names kernel 6.12.118', proc.stderr)
+        self.assertIn('holds 6.12.119', proc.stderr)
+
+    def test_tree_from_another_base_is_refused(self):
+        self.prepared()
+        before = snapshot(self.tree)
+        self.write_base(version='6.12.120')
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4)
+        self.assertIn('prepared from linux-source-6.12 6.12.118', proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+
+    def test_foreign_directory_is_refused(self):
+        self.tree.mkdir(parents=True)
+        (self.tree / 'precious').write_text('mine\n')
+        proc = self.tool('tools/prepare', '--force')
+        self.assertEqual(proc.returncode, 4)
+        self.assertIn('not prepared by tools/prepare', proc.stderr)
+        self.assertEqual((self.tree / 'precious').read_text(), 'mine\n')
+
+    def test_bad_base_file(self):
+        (self.patches / 'BASE').write_text('PACKAGE=linux-source-6.12\n')
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn('missing VERSION, DEBIAN_VERSION', proc.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()
