@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tools/export: stable files, no diff on re-export, round trip through
+tools/prepare, and refusing to export half the work."""
+
+import unittest
+
+from fixtures import ScratchRepo, snapshot
+
+
+class ExportTest(ScratchRepo):
+
+    def setUp(self):
+        super().setUp()
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.commit_change(8, 'eight', 'mm/vmscan: change eight')
+
+    def test_export_writes_numbered_patches_and_series(self):
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((self.patches / 'series').read_text().splitlines()[-2:],
+                         ['0001-mm-vmscan-change-three.patch',
+                          '0002-mm-vmscan-change-eight.patch'])
+        text = (self.patches / '0001-mm-vmscan-change-three.patch').read_text()
+        self.assertTrue(text.startswith('From 0000000000000000000000000000000000000000 '))
+        self.assertIn('Subject: [PATCH] mm/vmscan: change three', text)
+        self.assertNotIn('\n-- \n', text)       # --no-signature
+
+    def test_reexport_without_changes_changes_nothing(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0)
+        self.assertIn('up to date', proc.stdout)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_round_trip_through_prepare_gives_the_same_bytes(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        before = snapshot(self.patches)
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        self.prepared()                 # git am of the exported series
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_dropped_commit_removes_its_patch(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.git('reset', '-q', '--hard', 'HEAD~1')
+        proc = self.tool('tools/export')
+        self.assertIn('removed', proc.stdout)
+        self.assertEqual(sorted(p.name for p in self.patches.glob('*.patch')),
+                         ['0001-mm-vmscan-change-three.patch'])
+
+    def test_uncommitted_changes_are_not_exported_half(self):
+        (self.tree / 'mm' / 'vmscan.c').write_text('half done\n')
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn('uncommitted changes', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_no_tree(self):
+        proc = self.tool('tools/export', env={'RECLAIM_TREE': str(self.tmp / 'none')})
+        self.assertEqual(proc.returncode, 3)
+        self.assertIn('run tools/prepare first', proc.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()

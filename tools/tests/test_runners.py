@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ci/run-suites and tools/kunit against a fake kunit.py: one build for all
+suites, suites from --list_tests, crashes and unreadable results counted as
+failures, unknown names and missing pieces refused clearly."""
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from fixtures import ScratchRepo
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
+import kbranch  # noqa: E402
+import kunitpy  # noqa: E402
+
+FAKE = Path(__file__).resolve().parent / 'fake_kunit.py'
+
+
+class RunnerTest(ScratchRepo):
+
+    def setUp(self):
+        super().setUp()
+        self.prepared()
+        self.kunit_dir = self.tree / 'tools' / 'testing' / 'kunit'
+        self.kunit_dir.mkdir(parents=True)
+        shutil.copy(FAKE, self.kunit_dir / 'kunit.py')
+        # Not work of the developer's: keep it out of git status.
+        with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
+            f.write('/tools/testing/kunit/\n')
+        self.build = self.tmp / 'build' / 'default'
+        self.results = self.tmp / 'results' / 'default'
+
+    def calls(self):
+        return (self.build / 'calls').read_text().splitlines()
+
+    def test_every_suite_runs_alone_after_one_build(self):
+        proc = self.tool('ci/run-suites')
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        calls = self.calls()
+        self.assertEqual(sum(c.startswith('build ') for c in calls), 1)
+        execs = [c.split()[-1] for c in calls
+                 if c.startswith('exec ') and '--list_tests' not in c]
+        self.assertEqual(execs, ['alpha', 'beta', 'gamma', 'delta'])
+        self.assertTrue(all('--arch=x86_64' in c for c in calls
+                            if c.startswith(('build', 'exec'))))
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 3 passed, 2 failed, 1 skipped')
+        summary = json.loads((self.results / 'summary.json').read_text())
+        self.assertEqual(summary['alpha']['passed'], 3)
+        self.assertEqual(summary['beta']['note'], 'crashed or incomplete')
+        self.assertEqual(summary['gamma']['note'], 'unparseable results')
+        self.assertEqual(summary['delta']['skipped'], 1)
+        # the crashed suite's console is kept, and KTAP is extracted
+        self.assertIn('Kernel panic', (self.results / 'beta.log').read_text())
+        self.assertIn('ok 1 alpha', (self.results / 'alpha.ktap').read_text())
+        self.assertTrue((self.results / 'alpha.json').is_file())
+
+    def test_suite_filter(self):
+        proc = self.tool('ci/run-suites', '--suite', 'al*')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 3 passed, 0 failed, 0 skipped')
+
+    def test_unknown_suite_name(self):
+        proc = self.tool('ci/run-suites', '--suite', 'no_such_suite')
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn('no suite matches no_such_suite', proc.stderr)
+        self.assertIn('alpha, beta, gamma, delta', proc.stderr)
+
+    def test_build_failure_fails_without_running(self):
+        proc = self.tool('ci/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
+        self.assertEqual(proc.returncode, 1)
+        self.assertFalse(any(c.startswith('exec') for c in self.calls()))
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 0 passed, 1 failed, 0 skipped')
+
+    def test_unknown_variant(self):
+        for tool in ('ci/run-suites', 'tools/kunit'):
+            args = ['--variant', 'nope'] if tool == 'ci/run-suites' else \
+                ['run', '--no-setup', '--variant', 'nope']
+            proc = self.tool(tool, *args)
+            self.assertEqual(proc.returncode, 2, tool)
+            self.assertIn("unknown variant 'nope'", proc.stderr)
+
+    def test_kunit_py_missing(self):
+        shutil.rmtree(self.kunit_dir)
+        proc = self.tool('ci/run-suites')
+        self.assertEqual(proc.returncode, 3)
+        self.assertIn('kunit.py not found', proc.stderr)
+        proc = self.tool('tools/kunit', 'run', '--no-setup')
+        self.assertEqual(proc.returncode, 3)
+        self.assertIn('kunit.py not found', proc.stderr)
+
+    def test_no_prepared_tree(self):
+        proc = self.tool('ci/run-suites', env={'RECLAIM_TREE': str(self.tmp / 'x')})
+        self.assertEqual(proc.returncode, 3)
+        self.assertIn('run tools/prepare first', proc.stderr)
+
+    def test_kunit_run_passes_arguments_through_and_sums_up(self):
+        proc = self.tool('tools/kunit', 'run', '--no-setup', 'alpha',
+                         '--kernel_args=foo=1')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        run = [c for c in self.calls() if c.startswith('run ')][0]
+        self.assertIn('--kunitconfig=' + str(self.repo / '.kunitconfig'), run)
+        self.assertIn('--kernel_args=foo=1', run)
+        self.assertEqual(run.split()[-2:], ['alpha', '--kernel_args=foo=1'])
+        self.assertIn('kunit: 3 passed, 0 failed, 0 skipped', proc.stdout)
+
+    def test_kunit_exec_needs_a_build(self):
+        proc = self.tool('tools/kunit', 'exec')
+        self.assertEqual(proc.returncode, 3)
+        self.assertIn('run tools/kunit build first', proc.stderr)
+
+
+class CountTest(unittest.TestCase):
+
+    def write(self, text):
+        fd, name = tempfile.mkstemp(prefix='kbranch-count-', suffix='.json')
+        os.close(fd)
+        Path(name).write_text(text)
+        self.addCleanup(os.unlink, name)
+        return name
+
+    def test_leaves_are_counted_and_failures_named(self):
+        path = self.write(json.dumps({'name': 'KUnit Test Group', 'sub_groups': [
+            {'name': 's', 'test_cases': [{'name': 'a', 'status': 'PASS'},
+                                         {'name': 'b', 'status': 'FAIL'},
+                                         {'name': 'c', 'status': 'ERROR'}],
+             'sub_groups': [{'name': 'p', 'test_cases': [
+                 {'name': 'p1', 'status': 'SKIP'}], 'sub_groups': []}]}],
+            'test_cases': []}))
+        counts = kunitpy.count_json(path)
+        self.assertEqual((counts.passed, counts.failed, counts.skipped), (1, 2, 1))
+        self.assertEqual(counts.failures, ['s.b: FAIL', 's.c: ERROR'])
+
+    def test_unparseable(self):
+        for text in ('{not json', '[1, 2]', ''):
+            with self.subTest(text=text):
+                with self.assertRaises(kbranch.ToolError):
+                    kunitpy.count_json(self.write(text))
+
+
+class RealParserTest(unittest.TestCase):
+    """Unparseable KTAP through the kernel tree's own kunit.py parser."""
+
+    def test_garbage_console_counts_nothing(self):
+        tree = kbranch.tree_dir()
+        if not (tree / 'tools/testing/kunit/kunit.py').is_file():
+            self.skipTest(f'no prepared kernel tree at {tree} (ci/test '
+                          f'prepares it before this runs)')
+        log = Path('/tmp/kbranch-garbage.log')
+        out = Path('/tmp/kbranch-garbage.json')
+        log.write_text('Linux version 6.12\nno tests here\n')
+        self.addCleanup(log.unlink)
+        self.addCleanup(lambda: out.exists() and out.unlink())
+        proc = kunitpy.invoke(tree, ['parse', f'--json={out}', str(log)],
+                              capture=True)
+        self.assertNotEqual(proc.returncode, 0, proc.stdout)
+        self.assertIn('Could not find any KTAP output', proc.stdout)
+        self.assertEqual(kunitpy.count_json(out).total, 0)
+
+
+if __name__ == '__main__':
+    unittest.main()
