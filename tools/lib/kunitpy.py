@@ -28,9 +28,12 @@ def kunit_py(tree):
 
 
 def kunitconfigs(variant='default'):
-    """The fragments a configuration is made of: the top-level .kunitconfig,
-    plus kunit/variants/<variant>.config for any other variant."""
+    """The kunitconfig fragments and the extra options of a configuration:
+    the top-level .kunitconfig, plus, for any other variant, the lines of
+    kunit/variants/<variant>.config.  Those go to kunit.py as --kconfig_add,
+    which may override what .kunitconfig sets ("# CONFIG_X is not set")."""
     configs = [kbranch.REPO / '.kunitconfig']
+    options = []
     if variant != 'default':
         extra = kbranch.REPO / 'kunit' / 'variants' / f'{variant}.config'
         if not extra.is_file():
@@ -38,8 +41,12 @@ def kunitconfigs(variant='default'):
                            (kbranch.REPO / 'kunit' / 'variants').glob('*.config'))
             raise ToolError(f'unknown variant {variant!r}; known: default, '
                             f'{", ".join(known) or "(none)"}', kbranch.EXIT_USAGE)
-        configs.append(extra)
-    return configs
+        for line in extra.read_text().splitlines():
+            line = line.strip()
+            if line.startswith('CONFIG_') or \
+                    (line.startswith('# CONFIG_') and line.endswith(' is not set')):
+                options.append(line)
+    return configs, options
 
 
 def variants():
@@ -61,11 +68,13 @@ def environment():
     return env
 
 
-def build_args(build, configs, jobs=None):
+def build_args(build, variant='default', jobs=None):
     """Options of kunit.py run/build/config for one configuration."""
+    configs, options = kunitconfigs(variant)
     return [f'--build_dir={build}', f'--arch={ARCH}',
             f'--jobs={jobs or os.cpu_count() or 1}',
-            *(f'--kunitconfig={c}' for c in configs)]
+            *(f'--kunitconfig={c}' for c in configs),
+            *(f'--kconfig_add={o}' for o in options)]
 
 
 def exec_args(build):

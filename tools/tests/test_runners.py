@@ -78,6 +78,19 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
                          'kunit: 0 passed, 1 failed, 0 skipped')
 
+    def test_variant_lines_are_added_over_the_kunitconfig(self):
+        (self.repo / 'kunit' / 'variants' / 'probe.config').write_text(
+            '# a comment\nCONFIG_FOO=y\n# CONFIG_BAR is not set\n')
+        proc = self.tool('ci/run-suites', '--variant', 'probe', '--suite', 'alpha')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        calls = (self.tmp / 'build' / 'probe' / 'calls').read_text().splitlines()
+        build = [c for c in calls if c.startswith('build ')][0]
+        self.assertIn('--kunitconfig=' + str(self.repo / '.kunitconfig'), build)
+        self.assertIn('--kconfig_add=CONFIG_FOO=y', build)
+        self.assertIn('--kconfig_add=# CONFIG_BAR is not set', build)
+        self.assertNotIn('a comment', build)
+        self.assertTrue((self.tmp / 'results' / 'probe' / 'alpha.json').is_file())
+
     def test_unknown_variant(self):
         for tool in ('ci/run-suites', 'tools/kunit'):
             args = ['--variant', 'nope'] if tool == 'ci/run-suites' else \
