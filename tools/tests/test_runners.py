@@ -65,6 +65,21 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
                          'kunit: 3 passed, 0 failed, 0 skipped')
 
+    def test_repeat_boots_each_suite_again_after_one_build(self):
+        proc = self.tool('ci/run-suites', '--suite', 'alpha', '--repeat', '3')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        calls = self.calls()
+        self.assertEqual(sum(c.startswith('build ') for c in calls), 1)
+        self.assertEqual(sum(c.startswith('exec ') and c.endswith(' alpha')
+                             for c in calls), 3)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 9 passed, 0 failed, 0 skipped')
+        for run in (1, 2, 3):
+            self.assertTrue((self.results / f'alpha.{run}.json').is_file())
+        proc = self.tool('ci/run-suites', '--repeat', '0')
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn('--repeat must be positive', proc.stderr)
+
     def test_unknown_suite_name(self):
         proc = self.tool('ci/run-suites', '--suite', 'no_such_suite')
         self.assertEqual(proc.returncode, 2)
