@@ -24,9 +24,9 @@ EXIT_USAGE = 2      # bad arguments or bad input files
 EXIT_ENV = 3        # the environment is missing something (package, tree)
 EXIT_REFUSED = 4    # refused to touch a kernel tree holding work
 
-# Tags the prepare tool puts in a kernel tree.
-TAG_TARBALL = 'kbranch/tarball'   # the tarball exactly as Debian ships it
-TAG_BASE = 'kbranch/base'         # the commit the series applies on
+# The tag the prepare tool puts on the base commit (the tarball, one commit,
+# the root of the tree's history); the series applies on it.
+TAG_BASE = 'kbranch/base'
 
 # Fixed identity and dates for the base commits, so that every machine gets
 # the same base commit ids and the series' commits above them.

@@ -18,7 +18,7 @@ NAME = 'prepare'
 # Debian's linux-source tarball ends its .gitignore with a block that ignores
 # every top-level entry.  In the prepared tree that would hide every file a
 # developer adds (mm/tests/foo.c needs "git add -f"), so the base commit drops
-# exactly these lines; the tarball commit before it keeps them.
+# exactly these lines and says so in its message.
 DEBIAN_IGNORE_BLOCK = [
     '#',
     '# Debian packaging: ignore everything at the top level, since it isn\'t',
@@ -94,20 +94,17 @@ def create(base, tree, log=print):
                            ('kbranch.package', base.package),
                            ('kbranch.version', base.version)):
             git(tmp, 'config', key, value)
+        dropped = _drop_debian_ignore(tmp)
         log('committing the tarball as the base (git add -f: Debian\'s '
             '.gitignore ignores everything) ...')
         git(tmp, 'add', '-f', '-A')
+        note = ('\n\nOne change: the block Debian appends to the top-level '
+                '.gitignore,\nwhich ignores every top-level entry, is dropped, '
+                'so that new files\nshow up in git status and are committed '
+                'with a plain git add.') if dropped else ''
         git(tmp, 'commit', '-q', '--no-verify', '-m',
-            f'{base.package} {version}\n\nThe contents of {tarball.name} '
-            f'as Debian ships it, unchanged.', env=kbranch.BASE_ENV)
-        git(tmp, 'tag', kbranch.TAG_TARBALL)
-        if _drop_debian_ignore(tmp):
-            git(tmp, 'commit', '-q', '--no-verify', '-a', '-m',
-                'kbranch: let git see files added to the tree\n\n'
-                'Drop the block Debian appends to the top-level .gitignore '
-                '(it ignores\nevery top-level entry), so that new files show '
-                'up in git status and\nare committed with a plain git add.',
-                env=kbranch.BASE_ENV)
+            f'{base.package} {version}\n\nThe contents of {tarball.name}.'
+            f'{note}', env=kbranch.BASE_ENV)
         git(tmp, 'tag', kbranch.TAG_BASE)
         if tree.exists():
             tree.rmdir()        # only an empty directory gets here
