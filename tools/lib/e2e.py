@@ -1,0 +1,395 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The end-to-end harness: the guest's initramfs, its boots, their results.
+
+The initramfs holds busybox and nfs-utils from Debian's packages, fetched
+with `apt-get download` and unpacked with `dpkg-deb -x` into the cache:
+never installed on this machine (nfs-kernel-server would start the host's
+own nfsd).  The libraries the binaries need come from those packages, or
+from this machine's /lib when Debian's base system already has them.
+"""
+
+import gzip
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+from pathlib import Path
+
+import kbranch
+from kbranch import ToolError
+
+NAME = 'e2e'
+
+# Debian packages unpacked into the initramfs (bookworm names).  The
+# libraries are those the four binaries below need beyond the base system.
+PACKAGES = ['busybox-static', 'nfs-kernel-server', 'nfs-common',
+            'libtirpc3', 'libtirpc-common', 'libwrap0', 'libnfsidmap1',
+            'libgssapi-krb5-2', 'libkrb5-3', 'libk5crypto3',
+            'libkrb5support0', 'libcom-err2', 'libkeyutils1']
+BINARIES = ['usr/sbin/rpc.nfsd', 'usr/sbin/rpc.mountd', 'usr/sbin/exportfs',
+            'sbin/mount.nfs']
+LIB_DIRS = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu']
+LOADER = 'lib64/ld-linux-x86-64.so.2'
+HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
+
+# The three policies, as nfs.release_wait_local_ms.
+POLICIES = {'none': 0, 'bounded': 100, 'unbounded': -1}
+
+# A bounded wait may overrun its bound by scheduling delays; under TCG on a
+# loaded 2-core host those reach hundreds of milliseconds (the KUnit suite
+# measured 51-58 ms for a 50 ms bound, idle).  One second cannot flake and
+# still catches a wait that ignores its bound.
+MARGIN_MS = 1000
+
+MEMORY_MB = 384
+
+
+def e2e_dir():
+    return kbranch.cache_dir() / 'e2e'
+
+
+def initramfs_path():
+    return e2e_dir() / 'initramfs.cpio.gz'
+
+
+def kernel_path():
+    return kbranch.build_dir('e2e') / 'arch/x86/boot/bzImage'
+
+
+# --- the initramfs ---------------------------------------------------------
+
+def download(packages, debs, log):
+    """apt-get download of every package not already in debs/."""
+    debs.mkdir(parents=True, exist_ok=True)
+    have = {p.name.split('_', 1)[0] for p in debs.glob('*.deb')}
+    want = [p for p in packages if p not in have]
+    if not want:
+        return
+    if not shutil.which('apt-get'):
+        raise ToolError('apt-get not found: the initramfs is made from '
+                        'Debian packages', kbranch.EXIT_ENV)
+    log(f'$ apt-get download {" ".join(want)}')
+    proc = subprocess.run(['apt-get', 'download', *want], cwd=debs, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    have = {p.name.split('_', 1)[0] for p in debs.glob('*.deb')}
+    lost = [p for p in want if p not in have]
+    if proc.returncode != 0 or lost:
+        last = (proc.stdout.strip().splitlines() or ['(no output)'])[-1]
+        raise ToolError(f'apt-get download failed for {" ".join(lost or want)}: '
+                        f'{last} (is apt reachable? try apt-get update)',
+                        kbranch.EXIT_ENV)
+
+
+def unpack(debs, root):
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    for deb in sorted(debs.glob('*.deb')):
+        proc = subprocess.run(['dpkg-deb', '-x', str(deb), str(root)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+        if proc.returncode != 0:
+            raise ToolError(f'dpkg-deb -x {deb.name} failed: '
+                            f'{proc.stdout.strip()}', kbranch.EXIT_ENV)
+
+
+def needed(path):
+    """The DT_NEEDED sonames of an ELF file (empty for a static one)."""
+    proc = subprocess.run(['objdump', '-p', str(path)], text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if proc.returncode != 0:
+        raise ToolError(f'objdump -p {path} failed: {proc.stderr.strip()}',
+                        kbranch.EXIT_ENV)
+    return re.findall(r'^\s*NEEDED\s+(\S+)', proc.stdout, re.M)
+
+
+def find_library(soname, roots):
+    for root in roots:
+        for d in LIB_DIRS:
+            p = Path(root) / d / soname
+            if p.exists():
+                return p
+    return None
+
+
+def resolve_libraries(binaries, roots):
+    """Every library the binaries need, transitively: {soname: path}."""
+    found, todo = {}, []
+    for b in binaries:
+        todo += needed(b)
+    while todo:
+        soname = todo.pop()
+        if soname in found:
+            continue
+        path = find_library(soname, roots)
+        if path is None:
+            raise ToolError(f'library {soname} not found in the unpacked '
+                            f'packages or on this machine: add its package '
+                            f'to tools/lib/e2e.py PACKAGES', kbranch.EXIT_ENV)
+        found[soname] = path
+        todo += needed(path.resolve())
+    return found
+
+
+def write_cpio(root, out):
+    """A gzipped newc cpio of root, owned by root:root."""
+    entries = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(dirnames) + sorted(filenames):
+            entries.append(Path(dirpath) / name)
+    ino = 1
+
+    def header(name, mode, size, nlink=1):
+        nonlocal ino
+        fields = [ino, mode, 0, 0, nlink, 0, size, 0, 0, 0, 0, len(name) + 1, 0]
+        ino += 1
+        return b'070701' + b''.join(b'%08X' % f for f in fields)
+
+    def pad(n):
+        return b'\0' * ((4 - n % 4) % 4)
+
+    tmp = out.with_suffix('.tmp')
+    with gzip.open(tmp, 'wb', compresslevel=6) as f:
+        for path in entries:
+            name = str(path.relative_to(root)).encode()
+            st = path.lstat()
+            if path.is_symlink():
+                data = os.readlink(path).encode()
+            elif path.is_file():
+                data = path.read_bytes()
+            else:
+                data = b''
+            h = header(name, st.st_mode, len(data),
+                       2 if path.is_dir() and not path.is_symlink() else 1)
+            f.write(h + name + b'\0')
+            f.write(pad(len(h) + len(name) + 1))
+            f.write(data + pad(len(data)))
+        trailer = b'TRAILER!!!'
+        h = header(trailer, 0, 0)
+        f.write(h + trailer + b'\0' + pad(len(h) + len(trailer) + 1))
+    tmp.replace(out)
+
+
+def make_initramfs(init_script, log, host_root='/'):
+    """Builds the initramfs; returns its path."""
+    if not Path(init_script).is_file():
+        raise ToolError(f'{init_script} not found', kbranch.EXIT_USAGE)
+    for tool in ('dpkg-deb', 'objdump'):
+        if not shutil.which(tool):
+            raise ToolError(f'{tool} not found (Debian packages dpkg, '
+                            f'binutils)', kbranch.EXIT_ENV)
+    base = e2e_dir()
+    debs, pkgroot, root = base / 'debs', base / 'pkgroot', base / 'initramfs'
+    download(PACKAGES, debs, log)
+    unpack(debs, pkgroot)
+    if root.exists():
+        shutil.rmtree(root)
+    for d in ['bin', 'sbin', 'usr/sbin', 'etc', 'proc', 'sys', 'dev', 'run',
+              'tmp', 'mnt', 'lib64', 'var/lib/nfs', *LIB_DIRS]:
+        (root / d).mkdir(parents=True, exist_ok=True)
+
+    busybox = pkgroot / 'bin/busybox'
+    if not busybox.is_file():
+        raise ToolError('busybox-static did not unpack bin/busybox',
+                        kbranch.EXIT_ENV)
+    shutil.copy2(busybox, root / 'bin/busybox')
+    binaries = []
+    for b in BINARIES:
+        src = pkgroot / b
+        if not src.is_file():
+            raise ToolError(f'{b} not in the unpacked nfs-utils packages',
+                            kbranch.EXIT_ENV)
+        shutil.copy2(src, root / b)
+        binaries.append(src)
+    libs = resolve_libraries(binaries, [pkgroot, host_root])
+    for soname, path in sorted(libs.items()):
+        shutil.copy2(path.resolve(), root / LIB_DIRS[0] / soname)
+    loader = Path(host_root) / LOADER
+    if not loader.exists():
+        raise ToolError(f'{loader} not found', kbranch.EXIT_ENV)
+    shutil.copy2(loader.resolve(), root / LOADER)
+
+    for f in HOST_FILES:
+        src = Path(host_root) / f
+        if not src.is_file():
+            raise ToolError(f'/{f} not found (Debian package netbase): '
+                            f'rpc.nfsd needs it', kbranch.EXIT_ENV)
+        shutil.copy2(src, root / f)
+    netconfig = pkgroot / 'etc/netconfig'
+    if not netconfig.is_file():
+        raise ToolError('libtirpc-common did not unpack etc/netconfig',
+                        kbranch.EXIT_ENV)
+    shutil.copy2(netconfig, root / 'etc/netconfig')
+    (root / 'etc/passwd').write_text('root:x:0:0:root:/:/bin/sh\n'
+                                     'nobody:x:65534:65534:nobody:/:/bin/false\n')
+    (root / 'etc/group').write_text('root:x:0:\nnogroup:x:65534:\n')
+    shutil.copy2(init_script, root / 'init')
+    os.chmod(root / 'init', 0o755)
+
+    out = initramfs_path()
+    write_cpio(root, out)
+    log(f'initramfs: {out} ({out.stat().st_size // 1024} KiB; busybox, '
+        f'{", ".join(Path(b).name for b in BINARIES)}, {len(libs)} libraries)')
+    return out
+
+
+# --- one boot ----------------------------------------------------------------
+
+def qemu_command(kernel, initramfs, policy_ms, params):
+    append = ['console=ttyS0', 'panic=-1', 'oops=panic',
+              f'nfs.release_wait_local_ms={policy_ms}',
+              *(f'e2e_{k}={v}' for k, v in params.items())]
+    return ['qemu-system-x86_64', '-nodefaults', '-m', str(MEMORY_MB),
+            '-smp', '2', '-kernel', str(kernel), '-initrd', str(initramfs),
+            '-append', ' '.join(append), '-no-reboot', '-nographic',
+            '-serial', 'stdio']
+
+
+LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detected|'
+                        r'inconsistent lock state|possible recursive locking detected|'
+                        r'.*lock order detected)')
+
+
+def parse_console(text):
+    """What one boot's console says: the E2E lines and the kernel's reports."""
+    r = {'result': 'no-result', 'waits': [], 'vmstat_before': {},
+         'vmstat_after': {}, 'memcg': {}, 'errors': [], 'lockdep': [],
+         'hung_task_reports': 0, 'oom': 0, 'panic': False, 'data': None,
+         'write_seconds': None, 'ended': False}
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        line = line.rstrip('\r')
+        if line.startswith('E2E: '):
+            key, _, rest = line[5:].partition(' ')
+            if key == 'wait':
+                f = rest.split()
+                if len(f) >= 3:
+                    r['waits'].append({'bound_ms': int(f[0]),
+                                       'waited_us': int(f[1]), 'result': f[2],
+                                       'task': f[3] if len(f) > 3 else ''})
+            elif key in ('vmstat_before', 'vmstat_after', 'memcg'):
+                f = rest.split()
+                if len(f) == 2 and f[1].isdigit():
+                    r[key][f[0]] = int(f[1])
+            elif key == 'result':
+                r['result'] = rest.strip()
+            elif key == 'write_seconds':
+                r['write_seconds'] = float(rest)
+            elif key == 'data':
+                r['data'] = rest.split()[0]
+            elif key == 'error':
+                r['errors'].append(rest)
+            elif key == 'end':
+                r['ended'] = True
+            else:
+                r[key] = rest.strip()
+            continue
+        m = LOCKDEP_RE.search(line)
+        if m:
+            names = ' '.join(lines[i:i + 40])
+            r['lockdep'].append({
+                'kind': m.group(1),
+                'nfsd_commit': 'nfsd_commit' in names,
+                'isolation_throttle': 'isolation_throttle' in names})
+        if 'blocked for more than' in line:
+            r['hung_task_reports'] += 1
+        if 'Out of memory' in line:
+            r['oom'] += 1
+        if 'Kernel panic' in line:
+            r['panic'] = True
+    return r
+
+
+def boot(kernel, initramfs, policy, params, log_path, timeout):
+    """Boots the guest once; returns the parsed console."""
+    cmd = qemu_command(kernel, initramfs, POLICIES[policy], params)
+    timed_out = False
+    try:
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=timeout)
+        out = proc.stdout
+    except subprocess.TimeoutExpired as e:
+        out, timed_out = e.stdout or b'', True
+    text = out.decode(errors='replace')
+    Path(log_path).write_text(text)
+    r = parse_console(text)
+    r['policy'] = policy
+    r['qemu_timed_out'] = timed_out
+    if timed_out and r['result'] == 'no-result':
+        r['result'] = 'hung'
+    return r
+
+
+# --- the table ----------------------------------------------------------------
+
+def _delta(r, prefix):
+    return sum(v - r['vmstat_before'].get(k, 0)
+               for k, v in r['vmstat_after'].items() if k.startswith(prefix))
+
+
+def summarize(policy, runs, mb):
+    waits = [w for r in runs for w in r['waits']]
+    waited_ms = sorted(w['waited_us'] / 1000 for w in waits)
+    bounds = sorted({w['bound_ms'] for w in waits})
+    done = [r for r in runs if r['result'] == 'completed']
+    tput = [mb / r['write_seconds'] for r in done if r['write_seconds']]
+    return {
+        'policy': policy,
+        'release_wait_local_ms': POLICIES[policy],
+        'runs': len(runs),
+        'completed': len(done),
+        'hung': sum(r['result'] == 'hung' for r in runs),
+        'other': sum(r['result'] not in ('completed', 'hung') for r in runs),
+        'hung_task_reports': sum(r['hung_task_reports'] for r in runs),
+        'lockdep_reports': sum(len(r['lockdep']) for r in runs),
+        'lockdep_nfsd_commit': sum(sum(d['nfsd_commit'] for d in r['lockdep'])
+                                   for r in runs),
+        'oom': sum(r['oom'] for r in runs),
+        'waits': len(waits),
+        'waits_by_result': {k: sum(w['result'] == k for w in waits)
+                            for k in ('committed', 'timed_out', 'killed')},
+        'waits_by_nfsd': sum(w['task'].startswith('nfsd') for w in waits),
+        'wait_median_ms': statistics.median(waited_ms) if waited_ms else None,
+        'wait_max_ms': waited_ms[-1] if waited_ms else None,
+        'bounds_ms': bounds,
+        'allocstall': [_delta(r, 'allocstall') for r in runs],
+        'pgsteal_direct': [_delta(r, 'pgsteal_direct') for r in runs],
+        'throughput_mb_s': statistics.median(tput) if tput else None,
+        'data_ok': sum(r['data'] == 'ok' for r in runs),
+    }
+
+
+def _fmt(v, spec='.1f'):
+    return '-' if v is None else format(v, spec)
+
+
+def table(summaries):
+    head = ('| policy | runs | completed | hung | hung-task reports | '
+            'lockdep reports (nfsd_commit) | release waits: count '
+            '(committed/timed out) | median / max ms | bound ms | '
+            'direct reclaim stalls | writer MB/s | data ok |')
+    rows = [head, '|' + '---|' * 12]
+    for s in summaries:
+        bound = ('none' if s['release_wait_local_ms'] == 0 else
+                 'unbounded' if s['release_wait_local_ms'] < 0 else
+                 str(s['release_wait_local_ms']))
+        rows.append(
+            f"| {s['policy']} | {s['runs']} | {s['completed']} | {s['hung']} | "
+            f"{s['hung_task_reports']} | {s['lockdep_reports']} "
+            f"({s['lockdep_nfsd_commit']}) | {s['waits']} "
+            f"({s['waits_by_result']['committed']}/"
+            f"{s['waits_by_result']['timed_out']}) | "
+            f"{_fmt(s['wait_median_ms'])} / {_fmt(s['wait_max_ms'])} | {bound} | "
+            f"{'/'.join(str(a) for a in s['allocstall'])} | "
+            f"{_fmt(s['throughput_mb_s'], '.2f')} | {s['data_ok']}/{s['completed']} |")
+    return '\n'.join(rows)
+
+
+def write_results(results, summaries, md):
+    results.mkdir(parents=True, exist_ok=True)
+    (results / 'summary.json').write_text(json.dumps(summaries, indent=2) + '\n')
+    (results / 'table.md').write_text(md + '\n')
