@@ -68,7 +68,7 @@ class ScratchRepo(unittest.TestCase):
         self.tmp = Path(tempfile.mkdtemp(prefix='kbranch-test-'))
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
         self.repo = self.tmp / 'repo'
-        for part in ('tools', 'ci', 'kunit'):
+        for part in ('tools', 'ci', 'kunit', 'e2e'):
             shutil.copytree(REPO / part, self.repo / part,
                             ignore=shutil.ignore_patterns('__pycache__'))
         shutil.copy(REPO / '.kunitconfig', self.repo / '.kunitconfig')
