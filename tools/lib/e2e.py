@@ -248,9 +248,13 @@ def qemu_command(kernel, initramfs, policy_ms, params):
             '-serial', 'stdio']
 
 
+# The headers of lockdep's reports (kernel/locking/lockdep.c).  A RECLAIM_FS
+# inversion found through a chain prints as an "irq lock inversion".
 LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detected|'
                         r'inconsistent lock state|possible recursive locking detected|'
-                        r'.*lock order detected)')
+                        r'possible irq lock inversion dependency detected|'
+                        r'.*lock order detected|bad unlock balance detected!|'
+                        r'held lock freed!|lock held when returning to user space!)')
 
 
 def parse_console(text):
@@ -358,6 +362,7 @@ def summarize(policy, runs, mb):
         'bounds_ms': bounds,
         'allocstall': [_delta(r, 'allocstall') for r in runs],
         'pgsteal_direct': [_delta(r, 'pgsteal_direct') for r in runs],
+        'memcg_pgsteal': [r['memcg'].get('pgsteal', 0) for r in runs],
         'throughput_mb_s': statistics.median(tput) if tput else None,
         'data_ok': sum(r['data'] == 'ok' for r in runs),
     }
@@ -371,8 +376,9 @@ def table(summaries):
     head = ('| policy | runs | completed | hung | hung-task reports | '
             'lockdep reports (nfsd_commit) | release waits: count '
             '(committed/timed out) | median / max ms | bound ms | '
-            'direct reclaim stalls | writer MB/s | data ok |')
-    rows = [head, '|' + '---|' * 12]
+            'global direct reclaim stalls | memcg pages reclaimed | '
+            'writers MB/s | data ok |')
+    rows = [head, '|' + '---|' * 13]
     for s in summaries:
         bound = ('none' if s['release_wait_local_ms'] == 0 else
                  'unbounded' if s['release_wait_local_ms'] < 0 else
@@ -385,8 +391,22 @@ def table(summaries):
             f"{s['waits_by_result']['timed_out']}) | "
             f"{_fmt(s['wait_median_ms'])} / {_fmt(s['wait_max_ms'])} | {bound} | "
             f"{'/'.join(str(a) for a in s['allocstall'])} | "
+            f"{'/'.join(str(a) for a in s['memcg_pgsteal'])} | "
             f"{_fmt(s['throughput_mb_s'], '.2f')} | {s['data_ok']}/{s['completed']} |")
     return '\n'.join(rows)
+
+
+def read_runs(results, policy):
+    """The parsed consoles of results/<policy>.<k>.log, in order."""
+    runs, k = [], 0
+    while (results / f'{policy}.{k}.log').is_file():
+        r = parse_console((results / f'{policy}.{k}.log').read_text(errors='replace'))
+        r['policy'] = policy
+        if r['result'] == 'no-result' and not r['ended']:
+            r['result'] = 'hung'
+        runs.append(r)
+        k += 1
+    return runs
 
 
 def write_results(results, summaries, md):

@@ -68,7 +68,8 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(s['lockdep_nfsd_commit'], 1)
         self.assertAlmostEqual(s['throughput_mb_s'], 64 / 12.5)
         md = e2e.table([s])
-        self.assertIn('| unbounded | 2 | 1 | 0 | 1 | 1 (1) | 3 (2/1) | 20.5 / 101.0 |', md)
+        self.assertIn('| unbounded | 2 | 1 | 0 | 1 | 1 (1) | 3 (2/1) | 20.5 / 101.0 | '
+                      'unbounded | 7/0 | 0/0 | 5.12 | 1/1 |', md)
 
     def test_cpio_is_a_newc_archive(self):
         with tempfile.TemporaryDirectory() as tmp:
