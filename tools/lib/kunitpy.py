@@ -68,9 +68,10 @@ def environment():
     return env
 
 
-def build_args(build, variant='default', jobs=None):
-    """Options of kunit.py run/build/config for one configuration."""
-    configs, options = kunitconfigs(variant)
+def build_args(build, variant='default', jobs=None, kunitconfig=None):
+    """Options of kunit.py run/build/config for one configuration: a variant
+    of .kunitconfig, or another kunitconfig file altogether."""
+    configs, options = ([kunitconfig], []) if kunitconfig else kunitconfigs(variant)
     return [f'--build_dir={build}', f'--arch={ARCH}',
             f'--jobs={jobs or os.cpu_count() or 1}',
             *(f'--kunitconfig={c}' for c in configs),

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import kbranch
+import setup as ksetup
 from kbranch import ToolError, git, rev
 
 NAME = 'prepare'
@@ -229,3 +230,20 @@ def prepare(base, patches, tree, force=False, log=print):
     apply_series(tree, todo, log)
     return f'{tree}: {base.describe()} + {len(patches)} patch(es) ' \
            f'({len(todo)} newly applied)'
+
+
+def ready(as_is=False, no_setup=False, log=print):
+    """The kernel tree to build, for tools/kunit and tools/e2e: Debian
+    packages installed (unless no_setup), the tree prepared to base +
+    series, or taken as it is with as_is."""
+    tree = kbranch.tree_dir().absolute()
+    if not no_setup:
+        ksetup.install(kbranch.Base.load(), log=log)
+    if as_is:
+        if not (tree / '.git').is_dir():
+            raise ToolError(f'--as-is: {tree} does not exist; run without '
+                            f'--as-is to prepare it', kbranch.EXIT_ENV)
+        log(f'--as-is: testing {tree} as it is, not kernel-patches/')
+        return tree
+    log(prepare(kbranch.Base.load(), kbranch.read_series(), tree, log=log))
+    return tree
