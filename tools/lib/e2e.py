@@ -248,13 +248,14 @@ def qemu_command(kernel, initramfs, policy_ms, params):
             '-serial', 'stdio']
 
 
-# The headers of lockdep's reports (kernel/locking/lockdep.c).  A RECLAIM_FS
-# inversion found through a chain prints as an "irq lock inversion".
+# The headers of lockdep's reports (kernel/locking/lockdep.c), RECLAIM_FS's
+# among them.
 LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detected|'
                         r'inconsistent lock state|possible recursive locking detected|'
-                        r'possible irq lock inversion dependency detected|'
+                        r'possible (?:irq|memory reclaim) lock inversion dependency detected|'
                         r'.*lock order detected|bad unlock balance detected!|'
-                        r'held lock freed!|lock held when returning to user space!)')
+                        r'held lock freed!|lock held when returning to user space!|'
+                        r'reclaim section still open .*!)')
 
 
 def parse_console(text):
@@ -274,6 +275,10 @@ def parse_console(text):
                     r['waits'].append({'bound_ms': int(f[0]),
                                        'waited_us': int(f[1]), 'result': f[2],
                                        'task': f[3] if len(f) > 3 else ''})
+            elif key == 'lockdep_stats':
+                f = rest.split()
+                if len(f) == 2 and f[1].isdigit():
+                    r.setdefault('lockdep_stats', {})[f[0]] = int(f[1])
             elif key in ('vmstat_before', 'vmstat_after', 'memcg'):
                 f = rest.split()
                 if len(f) == 2 and f[1].isdigit():

@@ -55,6 +55,19 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(r['data'], 'ok')
         self.assertTrue(r['ended'])
 
+    def test_reclaim_reports_and_lockdep_stats_are_read(self):
+        r = e2e.parse_console(
+            '[ 9.0] WARNING: possible memory reclaim lock inversion dependency detected\n'
+            '[ 9.1] WARNING: reclaim section still open at exit or freezing!\n'
+            'E2E: lockdep_stats lock-classes 1703\n'
+            'E2E: lockdep_stats in-reclaim_fs_locks 12\n'
+            'E2E: lockdep_stats bad\n')
+        self.assertEqual([x['kind'] for x in r['lockdep']],
+                         ['possible memory reclaim lock inversion dependency detected',
+                          'reclaim section still open at exit or freezing!'])
+        self.assertEqual(r['lockdep_stats'],
+                         {'lock-classes': 1703, 'in-reclaim_fs_locks': 12})
+
     def test_summary_and_table(self):
         r = e2e.parse_console(CONSOLE)
         s = e2e.summarize('unbounded', [r, e2e.parse_console('garbage')], 64)
