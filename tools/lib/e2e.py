@@ -263,7 +263,8 @@ def parse_console(text):
     r = {'result': 'no-result', 'waits': [], 'vmstat_before': {},
          'vmstat_after': {}, 'memcg': {}, 'errors': [], 'lockdep': [],
          'hung_task_reports': 0, 'oom': 0, 'panic': False, 'data': None,
-         'write_seconds': None, 'ended': False}
+         'write_seconds': None, 'ended': False, 'isolated': {},
+         'throttled_isolated': None}
     lines = text.splitlines()
     for i, line in enumerate(lines):
         line = line.rstrip('\r')
@@ -275,6 +276,13 @@ def parse_console(text):
                     r['waits'].append({'bound_ms': int(f[0]),
                                        'waited_us': int(f[1]), 'result': f[2],
                                        'task': f[3] if len(f) > 3 else ''})
+            elif key == 'isolated':
+                f = rest.split()
+                if len(f) == 3 and f[2].isdigit():
+                    r['isolated'][f'{f[0]} {f[1]}'] = int(f[2])
+            elif key == 'throttled_isolated':
+                if rest.strip().isdigit():
+                    r['throttled_isolated'] = int(rest)
             elif key == 'lockdep_stats':
                 f = rest.split()
                 if len(f) == 2 and f[1].isdigit():
@@ -369,6 +377,11 @@ def summarize(policy, runs, mb):
         'pgsteal_direct': [_delta(r, 'pgsteal_direct') for r in runs],
         'memcg_pgsteal': [r['memcg'].get('pgsteal', 0) for r in runs],
         'throughput_mb_s': statistics.median(tput) if tput else None,
+        'throttled_isolated': [r['throttled_isolated'] for r in runs],
+        'refaults': [_delta(r, 'workingset_refault_') for r in runs],
+        'pswpout': [_delta(r, 'pswpout') for r in runs],
+        'isolated_left': [sum(r['isolated'].values()) if r['isolated'] else None
+                          for r in runs],
         'data_ok': sum(r['data'] == 'ok' for r in runs),
     }
 

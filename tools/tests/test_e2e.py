@@ -68,6 +68,24 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(r['lockdep_stats'],
                          {'lock-classes': 1703, 'in-reclaim_fs_locks': 12})
 
+    def test_isolated_counts_and_throttle_events_are_read(self):
+        r = e2e.parse_console(
+            'E2E: throttled_isolated 3\n'
+            'E2E: vmstat_before workingset_refault_file 5\n'
+            'E2E: vmstat_after workingset_refault_file 9\n'
+            'E2E: isolated all nr_isolated_anon 0\n'
+            'E2E: isolated all nr_isolated_file 32\n'
+            'E2E: isolated node0 nr_isolated_file 32\n'
+            'E2E: isolated node0 garbage\n')
+        self.assertEqual(r['throttled_isolated'], 3)
+        self.assertEqual(r['isolated'], {'all nr_isolated_anon': 0,
+                                         'all nr_isolated_file': 32,
+                                         'node0 nr_isolated_file': 32})
+        s = e2e.summarize('bounded', [r], 64)
+        self.assertEqual(s['throttled_isolated'], [3])
+        self.assertEqual(s['refaults'], [4])
+        self.assertEqual(s['isolated_left'], [64])
+
     def test_summary_and_table(self):
         r = e2e.parse_console(CONSOLE)
         s = e2e.summarize('unbounded', [r, e2e.parse_console('garbage')], 64)
