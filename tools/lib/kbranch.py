@@ -27,6 +27,10 @@ EXIT_REFUSED = 4    # refused to touch a kernel tree holding work
 # The tag the prepare tool puts on the base commit (the tarball, one commit,
 # the root of the tree's history); the series applies on it.
 TAG_BASE = 'kbranch/base'
+# Notes for reviewers (checkpatch justifications...): git notes on the
+# tree's commits, which the series carries below each patch's --- line.
+NOTES = 'kbranch'
+NOTES_REF = f'refs/notes/{NOTES}'
 
 # Fixed identity and dates for the base commits, so that every machine gets
 # the same base commit ids and the series' commits above them.
@@ -227,9 +231,35 @@ def format_patches(tree, rev_range, outdir):
     git(tree, '-c', 'core.abbrev=12', '-c', 'diff.noprefix=false',
         '-c', 'diff.mnemonicPrefix=false', '-c', 'format.signOff=false',
         'format-patch', '--zero-commit', '--no-signature', '-N',
-        '--no-cover-letter', '--no-thread', '--abbrev=12',
+        '--no-cover-letter', '--no-thread', '--abbrev=12', f'--notes={NOTES}',
         '--output-directory', str(outdir), rev_range)
     return sorted(Path(outdir).glob('*.patch'))
+
+
+def patch_notes(text):
+    """The reviewer notes of a patch: the "Notes (kbranch):" block that
+    git format-patch --notes writes below the --- line, de-indented; '' if
+    there is none."""
+    lines = text.splitlines()
+    try:
+        start = lines.index('---')
+    except ValueError:
+        return ''
+    header = f'Notes ({NOTES}):'
+    for i in range(start + 1, min(start + 3, len(lines))):
+        if lines[i] == header:
+            break
+    else:
+        return ''
+    notes = []
+    for line in lines[i + 1:]:
+        if line.startswith('    '):
+            notes.append(line[4:])
+        elif line == '':
+            notes.append('')
+        else:
+            break
+    return '\n'.join(notes).strip('\n')
 
 
 def require_prepared(tree):

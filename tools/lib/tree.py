@@ -165,8 +165,12 @@ def _save_work(tree, log):
 
 
 def apply_series(tree, patches, log=print):
-    """git am each patch; on failure restores the tree and names the patch."""
+    """git am each patch, and gives its commit the patch's reviewer notes
+    (below its --- line) as a git note; on failure restores the tree and
+    names the patch."""
     orig = rev(tree, 'HEAD')
+    # amend and rebase carry the notes to the rewritten commits
+    git(tree, 'config', 'notes.rewriteRef', kbranch.NOTES_REF)
     for i, patch in enumerate(patches):
         proc = subprocess.run(
             ['git', '-C', str(tree), 'am', '-q', '--keep-cr',
@@ -183,6 +187,10 @@ def apply_series(tree, patches, log=print):
             raise ToolError(f'{patch.name} does not apply '
                             f'({"; ".join(why[:2]) or "git am failed"}); '
                             f'the tree is back where it was', kbranch.EXIT_FAIL)
+        notes = kbranch.patch_notes(patch.read_text(errors='replace'))
+        if notes:
+            git(tree, 'notes', f'--ref={kbranch.NOTES}', 'add', '-f', '-F', '-',
+                'HEAD', input=notes + '\n', env=kbranch.BASE_ENV)
         log(f'applied {patch.name}')
     return len(patches)
 

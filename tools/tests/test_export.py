@@ -42,6 +42,30 @@ class ExportTest(ScratchRepo):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         self.assertEqual(snapshot(self.patches), before)
 
+    def test_notes_go_below_the_line_and_come_back_with_prepare(self):
+        self.git('notes', '--ref=kbranch', 'add', '-m',
+                 'checkpatch: FILE_PATH_CHANGES a reason\non two lines', 'HEAD')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        text = (self.patches / '0002-mm-vmscan-change-eight.patch').read_text()
+        below = text.split('\n---\n', 1)[1]
+        self.assertIn('Notes (kbranch):\n    checkpatch: FILE_PATH_CHANGES a reason\n'
+                      '    on two lines\n', below)
+        self.assertNotIn('checkpatch:', text.split('\n---\n', 1)[0])
+        before = snapshot(self.patches)
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        self.prepared()                 # git am, then the notes again
+        note = self.git('notes', '--ref=kbranch', 'show', 'HEAD')
+        self.assertEqual(note, 'checkpatch: FILE_PATH_CHANGES a reason\non two lines')
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change eight\n\nReworded.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        self.assertIn('FILE_PATH_CHANGES',
+                      self.git('notes', '--ref=kbranch', 'show', 'HEAD'),
+                      'an amend must carry the note (notes.rewriteRef)')
+        self.git('reset', '-q', '--hard', 'HEAD@{1}')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertEqual(snapshot(self.patches), before)
+
     def test_dropped_commit_removes_its_patch(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         self.git('reset', '-q', '--hard', 'HEAD~1')
