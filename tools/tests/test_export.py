@@ -74,6 +74,24 @@ class ExportTest(ScratchRepo):
         self.assertEqual(sorted(p.name for p in self.patches.glob('*.patch')),
                          ['0001-mm-vmscan-change-three.patch'])
 
+    def test_files_it_did_not_write_are_never_removed(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        mine = self.patches / '0001-someone-elses.patch'
+        mine.write_text('not written by tools/export\n')
+        other = self.repo / 'elsewhere'
+        other.mkdir()
+        (other / 'keep.patch').write_text('a patch of the user\n')
+        self.git('reset', '-q', '--hard', 'HEAD~1')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('removed', proc.stdout)
+        self.assertTrue(mine.is_file())
+        self.assertFalse((self.patches / '0002-mm-vmscan-change-eight.patch').exists())
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((other / 'keep.patch').read_text(), 'a patch of the user\n')
+        self.assertTrue((other / '0001-mm-vmscan-change-three.patch').is_file())
+
     def test_uncommitted_changes_are_not_exported_half(self):
         (self.tree / 'mm' / 'vmscan.c').write_text('half done\n')
         before = snapshot(self.patches)
