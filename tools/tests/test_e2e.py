@@ -40,6 +40,59 @@ E2E: end
 """
 
 
+GOOD = """\
+E2E: result completed
+E2E: write_seconds 10.00
+E2E: wait 100 20500 committed sh
+E2E: data ok
+E2E: isolated all nr_isolated_anon 0
+E2E: isolated all nr_isolated_file 0
+E2E: end
+"""
+
+
+def load_e2e_tool():
+    import importlib.machinery
+    import importlib.util
+    loader = importlib.machinery.SourceFileLoader(
+        'e2e_tool', str(Path(__file__).resolve().parents[1] / 'e2e'))
+    spec = importlib.util.spec_from_loader('e2e_tool', loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class CheckShortTest(unittest.TestCase):
+
+    def check(self, console):
+        import contextlib
+        import io
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = load_e2e_tool().check_short(e2e.parse_console(console))
+        return rc, out.getvalue()
+
+    def test_a_good_run_passes_every_check(self):
+        rc, out = self.check(GOOD)
+        self.assertEqual(rc, 0, out)
+        self.assertIn('e2e: 7 passed, 0 failed', out)
+
+    def test_no_release_wait_is_no_pass(self):
+        rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n', ''))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL release waits happened', out)
+
+    def test_isolated_pages_left_fail(self):
+        rc, out = self.check(GOOD.replace('nr_isolated_file 0', 'nr_isolated_file 32'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL NR_ISOLATED_* back to 0 after the run: still isolated "
+                      "after the run: {'all nr_isolated_file': 32}", out)
+        rc, out = self.check(GOOD.replace('E2E: isolated all nr_isolated_anon 0\n', '')
+                             .replace('E2E: isolated all nr_isolated_file 0\n', ''))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('no nr_isolated_* lines in the console', out)
+
+
 class ParseTest(unittest.TestCase):
 
     def test_console_is_read(self):

@@ -138,6 +138,14 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(run.split()[-2:], ['alpha', '--kernel_args=foo=1'])
         self.assertIn('kunit: 3 passed, 0 failed, 0 skipped', proc.stdout)
 
+    def test_kunit_run_where_nothing_passes_fails(self):
+        # delta: its only case skips, as a filter that matches nothing leaves
+        # no case at all: either way nothing was checked
+        proc = self.tool('tools/kunit', 'run', '--no-setup', 'delta')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn('kunit: 0 passed, 0 failed, 1 skipped', proc.stdout)
+        self.assertIn('no test passed', proc.stdout)
+
     def test_kunit_exec_needs_a_build(self):
         proc = self.tool('tools/kunit', 'exec')
         self.assertEqual(proc.returncode, 3)
