@@ -198,15 +198,25 @@ def read_series(patch_dir=None):
 
 # --- git -------------------------------------------------------------------
 
-def git(tree, *args, env=None, check=True, capture=True, input=None):
-    """Runs git in tree; returns stdout (right-stripped) or raises ToolError."""
+def git_env(env=None):
+    """The environment the tools run git in: the user's global and system
+    configuration switched off (format.*, diff.*, core.abbrev ... must not
+    change what is exported or compared; the tree's own config still
+    applies), the C locale, no prompts, no optional locks (git status must
+    not rewrite the index of a tree it is only looking at)."""
     full_env = dict(os.environ)
-    # No optional locks: git status must not rewrite the index of a tree
-    # it is only looking at.
     full_env.update({'LC_ALL': 'C', 'GIT_TERMINAL_PROMPT': '0',
-                     'GIT_OPTIONAL_LOCKS': '0'})
+                     'GIT_OPTIONAL_LOCKS': '0',
+                     'GIT_CONFIG_GLOBAL': os.devnull,
+                     'GIT_CONFIG_NOSYSTEM': '1'})
     if env:
         full_env.update(env)
+    return full_env
+
+
+def git(tree, *args, env=None, check=True, capture=True, input=None):
+    """Runs git in tree; returns stdout (right-stripped) or raises ToolError."""
+    full_env = git_env(env)
     proc = subprocess.run(['git', '-C', str(tree), *args], env=full_env,
                           input=input, text=True,
                           stdout=subprocess.PIPE if capture else None,

@@ -130,7 +130,8 @@ def _pending_work(tree, series, tmpdir):
     head = rev(tree, 'HEAD')
     base = rev(tree, kbranch.TAG_BASE)
     if subprocess.run(['git', '-C', str(tree), 'merge-base',
-                       '--is-ancestor', base, head]).returncode != 0:
+                       '--is-ancestor', base, head],
+                      env=kbranch.git_env()).returncode != 0:
         problems.append(f'HEAD is not based on {kbranch.TAG_BASE}')
         return 0, problems
     exported = kbranch.format_patches(tree, f'{base}..{head}', tmpdir)
@@ -175,9 +176,9 @@ def apply_series(tree, patches, log=print):
         proc = subprocess.run(
             ['git', '-C', str(tree), 'am', '-q', '--keep-cr',
              '--committer-date-is-author-date', str(patch)],
-            env={**os.environ, 'LC_ALL': 'C',
-                 'GIT_COMMITTER_NAME': kbranch.BASE_ENV['GIT_COMMITTER_NAME'],
-                 'GIT_COMMITTER_EMAIL': kbranch.BASE_ENV['GIT_COMMITTER_EMAIL']},
+            env=kbranch.git_env({
+                'GIT_COMMITTER_NAME': kbranch.BASE_ENV['GIT_COMMITTER_NAME'],
+                'GIT_COMMITTER_EMAIL': kbranch.BASE_ENV['GIT_COMMITTER_EMAIL']}),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if proc.returncode != 0:
             git(tree, 'am', '--abort', check=False)

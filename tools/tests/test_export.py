@@ -66,6 +66,30 @@ class ExportTest(ScratchRepo):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         self.assertEqual(snapshot(self.patches), before)
 
+    def test_a_hostile_gitconfig_changes_nothing(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        before = snapshot(self.patches)
+        home = self.tmp / 'home'
+        home.mkdir()
+        (home / '.gitconfig').write_text(
+            '[format]\n\tsubjectPrefix = RFC PATCH\n\tsignOff = true\n'
+            '\tnumbered = true\n\tto = someone@example.org\n'
+            '\tcoverLetter = true\n\tthread = shallow\n\tsignature = hi\n'
+            '[diff]\n\talgorithm = histogram\n\tnoprefix = true\n'
+            '\tmnemonicPrefix = true\n\tcontext = 1\n'
+            '[core]\n\tabbrev = 7\n[notes]\n\tdisplayRef = refs/notes/kbranch\n'
+            '[am]\n\tthreeWay = true\n\tmessageId = true\n')
+        hostile = {'HOME': str(home), 'XDG_CONFIG_HOME': str(home / '.config')}
+        for _ in range(2):
+            proc = self.tool('tools/export', env=hostile)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(snapshot(self.patches), before)
+            self.git('reset', '-q', '--hard', 'kbranch/base')
+            proc = self.tool('tools/prepare', env=hostile)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc = self.tool('tools/prepare', env=hostile)     # its own tree
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
     def test_dropped_commit_removes_its_patch(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         self.git('reset', '-q', '--hard', 'HEAD~1')
