@@ -3,6 +3,7 @@
 base + series, and refuse to touch it when it holds work of its own."""
 
 import filecmp
+import hashlib
 import os
 import shutil
 import subprocess
@@ -115,11 +116,23 @@ def create(base, tree, log=print):
         raise
 
 
+def _applied_file(tree):
+    """Where tools/prepare records the patches it applied to tree."""
+    return Path(git(tree, 'rev-parse', '--absolute-git-dir')) / 'kbranch-applied'
+
+
+def _digest(patch):
+    return hashlib.sha256(Path(patch).read_bytes()).hexdigest()
+
+
 def _pending_work(tree, series, tmpdir):
     """Compares the tree's commits above the base with the series.
 
-    Returns (applied, problems): how many series patches the tree already
-    holds, in order, and a list of reasons the tree holds work of its own.
+    Returns (applied, stale, problems): how many series patches the tree
+    already holds, in order; how many commits above those are patches an
+    earlier tools/prepare applied and nobody changed since (a series that
+    was replaced, by a pull say: they may be replaced in turn); and a list
+    of reasons the tree holds work of its own.
     """
     problems = []
     dirty = git(tree, 'status', '--porcelain')
@@ -133,20 +146,27 @@ def _pending_work(tree, series, tmpdir):
                        '--is-ancestor', base, head],
                       env=kbranch.git_env()).returncode != 0:
         problems.append(f'HEAD is not based on {kbranch.TAG_BASE}')
-        return 0, problems
+        return 0, 0, problems
     exported = kbranch.format_patches(tree, f'{base}..{head}', tmpdir)
     applied = 0
     for mine, theirs in zip(exported, series):
         if not filecmp.cmp(mine, theirs, shallow=False):
             break
         applied += 1
+    stale = 0
     if applied < len(exported):
-        extra = git(tree, 'log', '--format=%h %s', '--reverse',
-                    f'{base}..{head}').splitlines()[applied:]
-        problems.append(f'{len(extra)} commit(s) that are not in '
-                        f'kernel-patches/ ({"; ".join(extra[:3])}'
-                        f'{" ..." if len(extra) > 3 else ""})')
-    return applied, problems
+        known = set()
+        if _applied_file(tree).is_file():
+            known = set(_applied_file(tree).read_text().split())
+        if all(_digest(p) in known for p in exported[applied:]):
+            stale = len(exported) - applied
+        else:
+            extra = git(tree, 'log', '--format=%h %s', '--reverse',
+                        f'{base}..{head}').splitlines()[applied:]
+            problems.append(f'{len(extra)} commit(s) that are not in '
+                            f'kernel-patches/ ({"; ".join(extra[:3])}'
+                            f'{" ..." if len(extra) > 3 else ""})')
+    return applied, stale, problems
 
 
 def _save_work(tree, log):
@@ -192,6 +212,8 @@ def apply_series(tree, patches, log=print):
         if notes:
             git(tree, 'notes', f'--ref={kbranch.NOTES}', 'add', '-f', '-F', '-',
                 'HEAD', input=notes + '\n', env=kbranch.BASE_ENV)
+        with _applied_file(tree).open('a') as f:
+            f.write(_digest(patch) + '\n')
         log(f'applied {patch.name}')
     return len(patches)
 
@@ -220,7 +242,13 @@ def prepare(base, patches, tree, force=False, log=print):
         raise ToolError(f'{tree} has a {busy} in progress: finish or abort '
                         f'it first; nothing was touched', kbranch.EXIT_REFUSED)
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
-        applied, problems = _pending_work(tree, patches, tmpdir)
+        applied, stale, problems = _pending_work(tree, patches, tmpdir)
+    if stale and not problems:
+        keep = git(tree, 'rev-parse', f'HEAD~{stale}')
+        log(f'replacing {stale} commit(s) of an earlier series that '
+            f'tools/prepare applied and nobody changed since (were '
+            f'{rev(tree, "HEAD")[:12]})')
+        git(tree, 'reset', '-q', '--hard', keep)
     if problems:
         if not force:
             raise ToolError(

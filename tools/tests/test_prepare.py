@@ -111,6 +111,29 @@ class PrepareTest(ScratchRepo):
         self.assertEqual(proc.returncode, 4, proc.stderr)
         self.assertEqual(snapshot(self.tree), before)
 
+    def test_a_reworded_patch_replaces_the_one_prepare_applied(self):
+        # machine A: a series of two, applied by tools/prepare
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.commit_change(8, 'eight', 'mm/vmscan: change eight')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        self.prepared()
+        applied_v1 = self.git('rev-parse', 'HEAD')
+        # upstream rewords the second patch (the series is pulled)
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change eight, reworded\n\nWhy, and how it was '
+                 'tested.\n\nSigned-off-by: Test Author <author@example.org>')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        # a tree that still holds the series as prepare applied it
+        self.git('reset', '-q', '--hard', applied_v1)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn('replacing 1 commit(s) of an earlier series', proc.stdout + proc.stderr)
+        self.assertEqual(self.git('log', '-1', '--format=%s'),
+                         'mm/vmscan: change eight, reworded')
+        self.assertEqual(self.git('rev-list', '--count', 'kbranch/base..HEAD'), '2')
+
     def test_unexported_commit_is_refused(self):
         self.prepared()
         self.commit_change(5, 'five', 'mm/vmscan: not exported')
