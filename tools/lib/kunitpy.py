@@ -4,6 +4,8 @@ QEMU (TCG: kunit.py's x86_64 config never passes -enable-kvm), all cores,
 a persistent build directory per configuration and ccache, all outside the
 repository."""
 
+import contextlib
+import fcntl
 import json
 import os
 import subprocess
@@ -81,6 +83,44 @@ def build_args(build, variant='default', jobs=None, kunitconfig=None):
 def exec_args(build):
     """Options of kunit.py exec for an existing build."""
     return [f'--build_dir={build}', f'--arch={ARCH}']
+
+
+@contextlib.contextmanager
+def build_lock(build, who):
+    """Holds the build directory for one tool: two tools never build in (or
+    boot from) one build directory at once.  Raises ToolError (exit 4) at
+    once, naming the holder, if another tool has it."""
+    build = Path(build)
+    build.mkdir(parents=True, exist_ok=True)
+    path = build / '.kbranch-lock'
+    with open(path, 'a+') as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or 'another process'
+            raise ToolError(f'{build} is in use by {holder}: two tools never '
+                            f'build in one build directory at once; wait for '
+                            f'it to finish, or point RECLAIM_BUILD_DIR '
+                            f'elsewhere', kbranch.EXIT_REFUSED) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f'{who} (pid {os.getpid()})\n')
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+_HELD = contextlib.ExitStack()
+
+
+def hold_build(build, who):
+    """build_lock() for the rest of this process (a command-line tool)."""
+    _HELD.enter_context(build_lock(build, who))
 
 
 def invoke(tree, args, capture=False, cwd=None):

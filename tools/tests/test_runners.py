@@ -146,6 +146,22 @@ class RunnerTest(ScratchRepo):
         self.assertIn('kunit: 0 passed, 0 failed, 1 skipped', proc.stdout)
         self.assertIn('no test passed', proc.stdout)
 
+    def test_two_tools_never_share_a_build_directory(self):
+        import sys
+        sys.path.insert(0, str(self.repo / 'tools' / 'lib'))
+        import kunitpy
+        build = self.tmp / 'build' / 'default'
+        with kunitpy.build_lock(build, 'a test holding it'):
+            proc = self.tool('tools/kunit', 'run', '--no-setup', 'alpha')
+            self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+            self.assertIn('is in use by a test holding it', proc.stderr)
+            self.assertFalse((build / 'calls').exists(),
+                             'kunit.py must not run while another tool holds the build')
+            proc = self.tool('ci/run-suites')
+            self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        proc = self.tool('tools/kunit', 'run', '--no-setup', 'alpha')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
     def test_kunit_exec_needs_a_build(self):
         proc = self.tool('tools/kunit', 'exec')
         self.assertEqual(proc.returncode, 3)
