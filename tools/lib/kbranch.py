@@ -140,6 +140,10 @@ class Base:
                 raise ToolError(f'{path}:{num}: expected one of '
                                 f'{", ".join(k + "=..." for k in cls.KEYS)}, '
                                 f'got {line!r}', EXIT_USAGE)
+            if key in values:
+                raise ToolError(f'{path}:{num}: {key} is given twice '
+                                f'({values[key]!r}, then {value!r}): keep '
+                                f'one', EXIT_USAGE)
             values[key] = value
         missing = [k for k in cls.KEYS if k not in values]
         if missing:

@@ -198,6 +198,16 @@ class PrepareTest(ScratchRepo):
         self.assertEqual(proc.returncode, 2)
         self.assertIn('missing VERSION, DEBIAN_VERSION', proc.stderr)
 
+    def test_a_key_given_twice_in_base_is_named(self):
+        self.write_base()
+        with open(self.patches / 'BASE', 'a') as f:
+            f.write('VERSION=6.12.119\n')
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn("BASE:4: VERSION is given twice ('6.12.118', then '6.12.119')",
+                      proc.stderr)
+        self.assertFalse(self.tree.exists(), 'nothing was prepared')
+
 
 if __name__ == '__main__':
     unittest.main()
