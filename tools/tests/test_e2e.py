@@ -26,7 +26,7 @@ E2E: vmstat_before pgsteal_direct 10
 [   30.1] ======================================================
 [   30.1] WARNING: possible circular locking dependency detected
 [   30.1] nfsd/123 is trying to acquire lock:
-[   30.1] ffffffff (nfsd_commit){++++}-{0:0}, at: nfs_commit_wait_bounded
+[   30.1] ffffffff (nfsd_commit){++++}-{0:0}, at: nfs_release_wait_sleep
 [   50.0] INFO: task dd:140 blocked for more than 20 seconds.
 E2E: result completed
 E2E: write_seconds 12.50
@@ -75,7 +75,24 @@ class CheckShortTest(unittest.TestCase):
     def test_a_good_run_passes_every_check(self):
         rc, out = self.check(GOOD)
         self.assertEqual(rc, 0, out)
-        self.assertIn('e2e: 7 passed, 0 failed', out)
+        self.assertIn('e2e: 8 passed, 0 failed', out)
+
+    def test_budget_spent_events_are_not_waits(self):
+        rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n',
+                                          'E2E: wait 0 0 budget_spent sh\n'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL release waits happened', out)
+
+    def test_a_wait_over_its_budget_fails(self):
+        rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n',
+                                          'E2E: wait 40 1041000 timed_out sh\n'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL every release wait within its budget + 1000 ms', out)
+
+    def test_a_wait_by_nfsd_fails(self):
+        rc, out = self.check(GOOD + 'E2E: wait 100 1500 committed nfsd\n')
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL no release wait by an nfsd thread: 1 waits by nfsd', out)
 
     def test_no_release_wait_is_no_pass(self):
         rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n', ''))
@@ -100,7 +117,7 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(r['result'], 'completed')
         self.assertEqual(r['write_seconds'], 12.5)
         self.assertEqual(len(r['waits']), 3)
-        self.assertEqual(r['waits'][1], {'bound_ms': 100, 'waited_us': 101000,
+        self.assertEqual(r['waits'][1], {'budget_ms': 100, 'waited_us': 101000,
                                          'result': 'timed_out', 'task': 'nfsd'})
         self.assertEqual(len(r['lockdep']), 1)
         self.assertTrue(r['lockdep'][0]['nfsd_commit'])
@@ -142,6 +159,8 @@ class ParseTest(unittest.TestCase):
     def test_summary_and_table(self):
         r = e2e.parse_console(CONSOLE)
         s = e2e.summarize('unbounded', [r, e2e.parse_console('garbage')], 64)
+        self.assertEqual(s['params'], ['nfs.release_wait_unbounded=1'])
+        self.assertIsNone(s['bound_ms'])
         self.assertEqual((s['runs'], s['completed'], s['other']), (2, 1, 1))
         self.assertEqual(s['waits'], 3)
         self.assertEqual(s['waits_by_result']['timed_out'], 1)
