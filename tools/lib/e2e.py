@@ -23,13 +23,14 @@ from kbranch import ToolError
 NAME = 'e2e'
 
 # Debian packages unpacked into the initramfs (bookworm names).  The
-# libraries are those the four binaries below need beyond the base system.
+# libraries are those the binaries below need beyond the base system.
 PACKAGES = ['busybox-static', 'nfs-kernel-server', 'nfs-common',
             'libtirpc3', 'libtirpc-common', 'libwrap0', 'libnfsidmap1',
             'libgssapi-krb5-2', 'libkrb5-3', 'libk5crypto3',
-            'libkrb5support0', 'libcom-err2', 'libkeyutils1']
+            'libkrb5support0', 'libcom-err2', 'libkeyutils1',
+            'dmsetup', 'libdevmapper1.02.1']
 BINARIES = ['usr/sbin/rpc.nfsd', 'usr/sbin/rpc.mountd', 'usr/sbin/exportfs',
-            'sbin/mount.nfs']
+            'sbin/mount.nfs', 'sbin/dmsetup']
 LIB_DIRS = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu']
 LOADER = 'lib64/ld-linux-x86-64.so.2'
 HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
@@ -62,6 +63,21 @@ def policy_bound(policy):
 MARGIN_MS = 1000
 
 MEMORY_MB = 384
+
+# The scenarios of e2e/init: pressure (writers under memory pressure) and
+# stall (a COMMIT held by a suspended device, then memory.reclaim).
+SCENARIOS = ('pressure', 'stall')
+
+# The stall scenario: how long its reclaim may take and still count as
+# having returned at once (no wait) or after its budgets, beyond the waits
+# themselves: memory.reclaim's 17 attempts at scanning a few thousand
+# folios, under TCG on a loaded 2-core host.  Measured: see README.
+STALL_RECLAIM_SLACK_S = 20
+# memory.reclaim gives up after MAX_RECLAIM_RETRIES (16) + 1 calls of
+# try_to_free_mem_cgroup_pages() that reclaim nothing: one budget each.
+STALL_RECLAIM_CALLS = 17
+# How long a SIGKILLed reclaimer may take to leave the unbounded wait.
+STALL_KILL_S = 10
 
 
 def e2e_dir():
@@ -260,6 +276,9 @@ def qemu_command(kernel, initramfs, policy, params):
     append = ['console=ttyS0', 'panic=-1', 'oops=panic',
               *policy_params(policy),
               *(f'e2e_{k}={v}' for k, v in params.items())]
+    if params.get('scenario') == 'stall':
+        # /dev/ram0 (KiB): the file and ext2's own blocks
+        append.append(f'ramdisk_size={(params["mb"] + 16) * 1024}')
     return ['qemu-system-x86_64', '-nodefaults', '-m', str(MEMORY_MB),
             '-smp', '2', '-kernel', str(kernel), '-initrd', str(initramfs),
             '-append', ' '.join(append), '-no-reboot', '-nographic',
@@ -276,11 +295,14 @@ LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detecte
                         r'reclaim section still open .*!)')
 
 
+HUNG_TASK_RE = re.compile(r'task (\S+):\d+ blocked for more than')
+
+
 def parse_console(text):
     """What one boot's console says: the E2E lines and the kernel's reports."""
     r = {'result': 'no-result', 'waits': [], 'vmstat_before': {},
          'vmstat_after': {}, 'memcg': {}, 'errors': [], 'lockdep': [],
-         'hung_task_reports': 0, 'oom': 0, 'panic': False, 'data': None,
+         'hung_task_reports': 0, 'hung_tasks': [], 'oom': 0, 'panic': False, 'data': None,
          'write_seconds': None, 'ended': False, 'isolated': {},
          'throttled_isolated': None}
     lines = text.splitlines()
@@ -309,6 +331,9 @@ def parse_console(text):
                 f = rest.split()
                 if len(f) == 2 and f[1].isdigit():
                     r[key][f[0]] = int(f[1])
+            elif key in ('budget_spent', 'trace_overrun'):
+                if rest.strip().isdigit():
+                    r[key] = int(rest)
             elif key == 'result':
                 r['result'] = rest.strip()
             elif key == 'write_seconds':
@@ -331,6 +356,14 @@ def parse_console(text):
                 'isolation_throttle': 'isolation_throttle' in names})
         if 'blocked for more than' in line:
             r['hung_task_reports'] += 1
+            m = HUNG_TASK_RE.search(line)
+            # the report: up to its </TASK> or the next report
+            stack = lines[i + 1:i + 80]
+            end = next((k for k, s in enumerate(stack)
+                        if '</TASK>' in s or 'blocked for more than' in s), len(stack))
+            r['hung_tasks'].append({
+                'task': m.group(1) if m else '',
+                'release_wait': any('nfs_release_folio' in s for s in stack[:end])})
         if 'Out of memory' in line:
             r['oom'] += 1
         if 'Kernel panic' in line:
@@ -371,8 +404,22 @@ def real_waits(r):
     return [w for w in r['waits'] if w['result'] != 'budget_spent']
 
 
+def budget_spent(r):
+    """The budget_spent events of @r: counted by the guest, or (consoles
+    before the count) listed as waits."""
+    if 'budget_spent' in r:
+        return r['budget_spent']
+    return sum(w['result'] == 'budget_spent' for w in r['waits'])
+
+
+def trace_ok(r):
+    """Whether every wait event reached the console, and what was read."""
+    if 'trace_overrun' not in r:
+        return False, 'no trace_overrun line in the console'
+    return r['trace_overrun'] == 0, f'{r["trace_overrun"]} events overwritten'
+
+
 def summarize(policy, runs, mb):
-    events = [w for r in runs for w in r['waits']]
     waits = [w for r in runs for w in real_waits(r)]
     waited_ms = sorted(w['waited_us'] / 1000 for w in waits)
     done = [r for r in runs if r['result'] == 'completed']
@@ -394,7 +441,7 @@ def summarize(policy, runs, mb):
         'waits_by_result': {k: sum(w['result'] == k for w in waits)
                             for k in ('committed', 'no_commit', 'timed_out',
                                       'killed')},
-        'budget_spent': sum(w['result'] == 'budget_spent' for w in events),
+        'budget_spent': sum(budget_spent(r) for r in runs),
         'waits_by_nfsd': sum(w['task'].startswith('nfsd') for w in waits),
         'wait_median_ms': statistics.median(waited_ms) if waited_ms else None,
         'wait_max_ms': waited_ms[-1] if waited_ms else None,
@@ -435,6 +482,130 @@ def table(summaries):
             f"{'/'.join(str(a) for a in s['allocstall'])} | "
             f"{'/'.join(str(a) for a in s['memcg_pgsteal'])} | "
             f"{_fmt(s['throughput_mb_s'], '.2f')} | {s['data_ok']}/{s['completed']} |")
+    return '\n'.join(rows)
+
+
+def _float(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def stall_checks(policy, r):
+    """The stall scenario's checks of one boot: (what, ok, detail) triples."""
+    bound = policy_bound(policy)
+    waits = real_waits(r)
+    state = dict(kv.split('=', 1) for kv in r.get('stall_state', '').split()
+                 if '=' in kv)
+    reclaim_s = _float(r.get('reclaim_seconds'))
+    checks = [
+        ('every wait event reached the console (no trace-buffer overrun)',
+         *trace_ok(r)),
+        ('the COMMIT was held with every page written (no dirty, no writeback)',
+         bool(state) and state.get('file_dirty') == '0'
+         and state.get('file_writeback') == '0',
+         f'stall_state {r.get("stall_state")!r} {r["errors"]}'),
+    ]
+    if bound is None:
+        checks += [
+            ('the reclaim hung in the release wait',
+             r.get('reclaim') == 'hung', f'reclaim {r.get("reclaim")}'),
+            ('the reclaimer sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
+             r.get('reclaimer_state') == 'D'
+             and 'nfs_release_folio' in r.get('reclaimer_stack', '').split(),
+             f'state {r.get("reclaimer_state")}, stack {r.get("reclaimer_stack")}'),
+            (f'SIGKILL ended it within {STALL_KILL_S} s',
+             r.get('kill') == 'ended'
+             and (_float(r.get('kill_seconds')) or 0) <= STALL_KILL_S,
+             f'kill {r.get("kill")} after {r.get("kill_seconds")} s'),
+            ('the wait says it was killed',
+             any(w['result'] == 'killed' for w in waits),
+             f'wait results {sorted({w["result"] for w in waits})}'),
+            ('lockdep reports the wait on nfsd (nfsd_commit)',
+             any(d['nfsd_commit'] for d in r['lockdep']), f'{r["lockdep"]}'),
+        ]
+    else:
+        budget_s = bound / 1000
+        limit = STALL_RECLAIM_CALLS * budget_s + STALL_RECLAIM_SLACK_S
+        over = [w for w in waits
+                if w['waited_us'] > (w['budget_ms'] + MARGIN_MS) * 1000]
+        checks += [
+            ('the reclaim returned', r.get('reclaim') == 'returned',
+             f'reclaim {r.get("reclaim")}'),
+            (f'within {STALL_RECLAIM_CALLS} budgets + {STALL_RECLAIM_SLACK_S} s',
+             reclaim_s is not None and reclaim_s <= limit,
+             f'{reclaim_s} s > {limit} s'),
+            ('no lockdep report (a bounded wait is not shown to lockdep)',
+             not r['lockdep'], f'{r["lockdep"]}'),
+        ]
+        if bound == 0:
+            checks.append(('no release wait', not waits, f'{len(waits)} waits'))
+        else:
+            checks += [
+                ('release waits happened, each timed out',
+                 bool(waits) and all(w['result'] == 'timed_out' for w in waits),
+                 f'results {[w["result"] for w in waits][:5]}'),
+                (f'at most one wait per reclaim call ({STALL_RECLAIM_CALLS})',
+                 len(waits) <= STALL_RECLAIM_CALLS, f'{len(waits)} waits'),
+                (f'every wait within its budget + {MARGIN_MS} ms', not over,
+                 f'{len(over)} over: {over[:3]}'),
+            ]
+    checks += [
+        ('the writer finished once the device was resumed',
+         r['result'] == 'completed', f'result {r["result"]}'),
+        ('the file on the server is the data written', r['data'] == 'ok',
+         f'data {r["data"]}'),
+    ]
+    return checks
+
+
+def summarize_stall(policy, runs):
+    waits = [w for r in runs for w in real_waits(r)]
+    waited_ms = sorted(w['waited_us'] / 1000 for w in waits)
+    secs = [_float(r.get('reclaim_seconds')) for r in runs]
+    return {
+        'policy': policy,
+        'params': policy_params(policy),
+        'bound_ms': policy_bound(policy),
+        'runs': len(runs),
+        'checks_passed': sum(all(ok for _, ok, _ in stall_checks(policy, r))
+                             for r in runs),
+        'reclaim_returned': sum(r.get('reclaim') == 'returned' for r in runs),
+        'reclaim_hung': sum(r.get('reclaim') == 'hung' for r in runs),
+        'reclaim_seconds': secs,
+        'killed_ok': sum(r.get('kill') == 'ended' for r in runs),
+        'waits': len(waits),
+        'waits_by_result': {k: sum(w['result'] == k for w in waits)
+                            for k in ('committed', 'no_commit', 'timed_out',
+                                      'killed')},
+        'budget_spent': sum(budget_spent(r) for r in runs),
+        'wait_max_ms': waited_ms[-1] if waited_ms else None,
+        'hung_task_reports': sum(r['hung_task_reports'] for r in runs),
+        'hung_in_release_wait': sum(t['release_wait'] for r in runs
+                                    for t in r['hung_tasks']),
+        'lockdep_reports': sum(len(r['lockdep']) for r in runs),
+        'completed': sum(r['result'] == 'completed' for r in runs),
+        'data_ok': sum(r['data'] == 'ok' for r in runs),
+    }
+
+
+def table_stall(summaries):
+    head = ('| policy | runs | all checks | reclaim returned / hung | reclaim s '
+            '| release waits (timed out/killed) | budget_spent events | max wait ms '
+            '| hung-task reports (in the release wait) | SIGKILL ended it '
+            '| lockdep reports | writer done after resume | data ok |')
+    rows = [head, '|' + '---|' * 13]
+    for s in summaries:
+        secs = '/'.join(_fmt(v, '.2f') for v in s['reclaim_seconds'])
+        rows.append(
+            f"| {s['policy']} | {s['runs']} | {s['checks_passed']}/{s['runs']} | "
+            f"{s['reclaim_returned']} / {s['reclaim_hung']} | {secs} | "
+            f"{s['waits']} ({s['waits_by_result']['timed_out']}/"
+            f"{s['waits_by_result']['killed']}) | {s['budget_spent']} | "
+            f"{_fmt(s['wait_max_ms'])} | {s['hung_task_reports']} "
+            f"({s['hung_in_release_wait']}) | {s['killed_ok']} | "
+            f"{s['lockdep_reports']} | {s['completed']} | {s['data_ok']} |")
     return '\n'.join(rows)
 
 

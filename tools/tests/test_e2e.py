@@ -44,6 +44,8 @@ GOOD = """\
 E2E: result completed
 E2E: write_seconds 10.00
 E2E: wait 100 20500 committed sh
+E2E: budget_spent 3
+E2E: trace_overrun 0
 E2E: data ok
 E2E: isolated all nr_isolated_anon 0
 E2E: isolated all nr_isolated_file 0
@@ -75,7 +77,7 @@ class CheckShortTest(unittest.TestCase):
     def test_a_good_run_passes_every_check(self):
         rc, out = self.check(GOOD)
         self.assertEqual(rc, 0, out)
-        self.assertIn('e2e: 8 passed, 0 failed', out)
+        self.assertIn('e2e: 9 passed, 0 failed', out)
 
     def test_budget_spent_events_are_not_waits(self):
         rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n',
@@ -88,6 +90,15 @@ class CheckShortTest(unittest.TestCase):
                                           'E2E: wait 40 1041000 timed_out sh\n'))
         self.assertEqual(rc, 1, out)
         self.assertIn('FAIL every release wait within its budget + 1000 ms', out)
+
+    def test_a_trace_overrun_fails(self):
+        rc, out = self.check(GOOD.replace('trace_overrun 0', 'trace_overrun 12'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('FAIL every wait event reached the console (no trace-buffer '
+                      'overrun): 12 events overwritten', out)
+        rc, out = self.check(GOOD.replace('E2E: trace_overrun 0\n', ''))
+        self.assertEqual(rc, 1, out)
+        self.assertIn('no trace_overrun line in the console', out)
 
     def test_a_wait_by_nfsd_fails(self):
         rc, out = self.check(GOOD + 'E2E: wait 100 1500 committed nfsd\n')
@@ -189,6 +200,99 @@ class ParseTest(unittest.TestCase):
             self.assertEqual(sorted(listing), ['bin', 'bin/busybox', 'bin/sh', 'init'])
 
 
+DATA = Path(__file__).resolve().parent / 'data'
+
+
+def stall_console(policy):
+    """A console of a real boot of the stall scenario (tools/e2e run
+    --scenario stall), kept as it was captured."""
+    return (DATA / f'stall-{policy}.log').read_text(errors='replace')
+
+
+class StallTest(unittest.TestCase):
+
+    def failed(self, policy, console):
+        r = e2e.parse_console(console)
+        return [what for what, ok, _ in e2e.stall_checks(policy, r) if not ok]
+
+    def test_real_consoles_pass_their_policy(self):
+        for policy in e2e.POLICIES:
+            with self.subTest(policy=policy):
+                self.assertEqual(self.failed(policy, stall_console(policy)), [])
+
+    def test_real_consoles_fail_the_other_policies(self):
+        # each console is told apart from the others: the checks are not vacuous
+        self.assertIn('no release wait', self.failed('none', stall_console('bounded')))
+        self.assertIn('release waits happened, each timed out',
+                      self.failed('bounded', stall_console('none')))
+        for policy in ('none', 'bounded'):
+            self.assertIn('the reclaim returned',
+                          self.failed(policy, stall_console('unbounded')))
+        self.assertIn('the reclaim hung in the release wait',
+                      self.failed('unbounded', stall_console('bounded')))
+        self.assertIn('no lockdep report (a bounded wait is not shown to lockdep)',
+                      self.failed('bounded', stall_console('unbounded')))
+        self.assertIn('lockdep reports the wait on nfsd (nfsd_commit)',
+                      self.failed('unbounded', stall_console('bounded')))
+
+    def test_bounded_limits(self):
+        console = stall_console('bounded')
+        wait = next(line for line in console.splitlines()
+                    if line.startswith('E2E: wait '))
+        # one wait more than memory.reclaim makes calls
+        extra = '\n'.join([wait] * (e2e.STALL_RECLAIM_CALLS + 1))
+        self.assertIn(f'at most one wait per reclaim call ({e2e.STALL_RECLAIM_CALLS})',
+                      self.failed('bounded', console.replace(wait, extra, 1)))
+        over = self.failed('bounded', console.replace(
+            wait, 'E2E: wait 100 1200000 timed_out sh', 1))
+        self.assertIn(f'every wait within its budget + {e2e.MARGIN_MS} ms', over)
+        slow = self.failed('bounded', console.replace(
+            'E2E: reclaim_seconds ', 'E2E: reclaim_seconds 9', 1))
+        self.assertEqual(len(slow), 1, slow)
+        self.assertTrue(slow[0].startswith('within 17 budgets'), slow)
+        committed = self.failed('bounded', console.replace(
+            wait, wait.replace('timed_out', 'committed'), 1))
+        self.assertIn('release waits happened, each timed out', committed)
+
+    def test_unbounded_needs_the_stack_and_the_kill(self):
+        console = stall_console('unbounded')
+        self.assertIn('the reclaimer sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
+                      self.failed('unbounded', console.replace(
+                          'nfs_release_folio ', 'nfs_something_else ')))
+        self.assertIn('SIGKILL ended it within 10 s',
+                      self.failed('unbounded', console.replace(
+                          'E2E: kill ended', 'E2E: kill stuck')))
+        r = e2e.parse_console(console)
+        # the detector does not report a killable sleep: only nfsd's
+        self.assertTrue(all(not t['release_wait'] for t in r['hung_tasks']), r['hung_tasks'])
+
+    def test_setup_and_data(self):
+        console = stall_console('bounded')
+        self.assertIn('the COMMIT was held with every page written (no dirty, no writeback)',
+                      self.failed('bounded', console.replace('file_dirty=0', 'file_dirty=4096')))
+        self.assertIn('every wait event reached the console (no trace-buffer overrun)',
+                      self.failed('bounded', console.replace('E2E: trace_overrun 0',
+                                                             'E2E: trace_overrun 5')))
+        self.assertIn('the file on the server is the data written',
+                      self.failed('bounded', console.replace('E2E: data ok', 'E2E: data mismatch')))
+
+    def test_table(self):
+        summaries = [e2e.summarize_stall(p, [e2e.parse_console(stall_console(p))])
+                     for p in e2e.POLICIES]
+        md = e2e.table_stall(summaries)
+        self.assertEqual(len(md.splitlines()), 5)
+        self.assertIn('| bounded | 1 | 1/1 | 1 / 0 |', md)
+        self.assertIn('| unbounded | 1 | 1/1 | 0 / 1 |', md)
+
+    def test_qemu_command_of_the_stall(self):
+        cmd = e2e.qemu_command('k', 'i', 'bounded', {'mb': 16, 'scenario': 'stall'})
+        append = cmd[cmd.index('-append') + 1].split()
+        self.assertIn('e2e_scenario=stall', append)
+        self.assertIn(f'ramdisk_size={32 * 1024}', append)
+        cmd = e2e.qemu_command('k', 'i', 'bounded', {'mb': 16})
+        self.assertNotIn('ramdisk_size', ' '.join(cmd))
+
+
 class RefusalTest(ScratchRepo):
 
     def fake_bin(self, name, script):
@@ -224,6 +328,11 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'run', '--runs', '0')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         proc = self.tool('tools/e2e', 'run', '--policy', 'sometimes')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--short', '--scenario', 'stall')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('--short runs the pressure scenario only', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--scenario', 'freeze')
         self.assertEqual(proc.returncode, 2, proc.stderr)
 
 
