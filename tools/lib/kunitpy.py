@@ -8,6 +8,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -19,6 +20,52 @@ ARCH = 'x86_64'
 # in a few seconds; ten minutes still leaves a hung kernel room to be caught
 # well inside CI's 90 minutes.
 DEFAULT_TIMEOUT = 600
+
+
+# Kernel options every suite boots with (kunit.py exec --kernel_args): an
+# oops panics, and a panic reboots at once, which ends QEMU (kunit.py runs
+# it with -no-reboot), so a suite that oopses with a lock held costs
+# seconds, not the whole --timeout.
+KERNEL_ARGS = ['oops=panic', 'panic=-1']
+
+# The starts of the kernel's reports in a console: warnings (lockdep's
+# among them), BUGs (KASAN, KFENCE, sleeping in atomic, soft lockups),
+# UBSAN, oopses, panics, hung tasks, RCU stalls, and any stack trace.
+REPORT_RE = re.compile(
+    r'(?:^|\] )(WARNING:|BUG:|UBSAN:|Oops|kernel BUG at|general protection fault|'
+    r'Kernel panic|Call Trace:|INFO: task .* blocked for more than|'
+    r'INFO: rcu_\w+ (?:self-)?detected stall|rcu: INFO: rcu_\w+ (?:self-)?detected stall)')
+# A suite announces a report it provokes on purpose with a line
+# "expect report: <text>" (kunit_info()): the next report whose first line
+# holds <text> is allowed, with the stack traces that follow it up to the
+# next KTAP result line.
+EXPECT_RE = re.compile(r'expect report: (.+?)\s*$')
+KTAP_RESULT_RE = re.compile(r'^\s*(?:\[[ \d.]+\] )?\s*(?:not )?ok \d+')
+
+
+def console_reports(text):
+    """The lines of @text that start a kernel report no suite announced."""
+    expected, allowed, found = [], False, []
+    for line in text.splitlines():
+        m = EXPECT_RE.search(line)
+        if m:
+            expected.append(m.group(1))
+            continue
+        if KTAP_RESULT_RE.match(line):
+            allowed = False
+            continue
+        m = REPORT_RE.search(line)
+        if not m:
+            continue
+        if m.group(1) == 'Call Trace:' and allowed:
+            continue
+        hit = next((e for e in expected if e in line), None)
+        if hit is not None:
+            expected.remove(hit)
+            allowed = True
+            continue
+        found.append(line.strip())
+    return found
 
 
 def kunit_py(tree):
@@ -82,7 +129,8 @@ def build_args(build, variant='default', jobs=None, kunitconfig=None):
 
 def exec_args(build):
     """Options of kunit.py exec for an existing build."""
-    return [f'--build_dir={build}', f'--arch={ARCH}']
+    return [f'--build_dir={build}', f'--arch={ARCH}',
+            *(f'--kernel_args={a}' for a in KERNEL_ARGS)]
 
 
 @contextlib.contextmanager

@@ -4,7 +4,8 @@
 
 Suites: alpha passes two cases (one of them parameterised twice), beta
 crashes the kernel, gamma leaves results kunit.py's JSON cannot be read
-from, delta skips its only case.  FAKE_KUNIT_BUILD=fail makes the build
+from, delta skips its only case, epsilon passes with a console the
+file FAKE_KUNIT_CONSOLE names (only listed when that is set).  FAKE_KUNIT_BUILD=fail makes the build
 fail.  Every call is appended to <build_dir>/calls."""
 
 import json
@@ -47,6 +48,8 @@ if action == 'exec' and '--list_tests' in flags:
     print('[12:00:00] Starting KUnit Kernel (1/1)...')
     for name in ('alpha.one', 'alpha.two', 'beta.one', 'gamma.one', 'delta.one'):
         print(name)
+    if os.environ.get('FAKE_KUNIT_CONSOLE'):
+        print('epsilon.one')
     sys.exit(0)
 if action == 'exec':
     suite = words[1]
@@ -59,6 +62,10 @@ if action == 'exec':
     elif suite == 'delta':
         open(log, 'w').write(KTAP.format(suite))
         data = group('KUnit Test Group', subs=[group('delta', [case('one', 'SKIP')])])
+    elif suite == 'epsilon':
+        with open(os.environ['FAKE_KUNIT_CONSOLE']) as f:
+            open(log, 'w').write(f.read())
+        data = group('KUnit Test Group', subs=[group('epsilon', [case('one', 'PASS')])])
     elif suite == 'beta':
         open(log, 'w').write('KTAP version 1\n1..1\n[  1.0] Kernel panic - not syncing\n')
         print('[ERROR] Test: beta: missing expected subtest!')

@@ -51,13 +51,42 @@ class RunnerTest(ScratchRepo):
                          'kunit: 3 passed, 2 failed, 1 skipped')
         summary = json.loads((self.results / 'summary.json').read_text())
         self.assertEqual(summary['alpha']['passed'], 3)
-        self.assertEqual(summary['beta']['note'], 'crashed or incomplete')
+        self.assertEqual(summary['beta']['note'],
+                         'crashed or incomplete, kernel report in the console')
         self.assertEqual(summary['gamma']['note'], 'unparseable results')
         self.assertEqual(summary['delta']['skipped'], 1)
         # the crashed suite's console is kept, and KTAP is extracted
         self.assertIn('Kernel panic', (self.results / 'beta.log').read_text())
         self.assertIn('ok 1 alpha', (self.results / 'alpha.ktap').read_text())
         self.assertTrue((self.results / 'alpha.json').is_file())
+
+    def test_every_boot_panics_on_an_oops(self):
+        self.tool('ci/run-suites', '--suite', 'alpha')
+        execs = [c for c in self.calls() if c.startswith('exec ')]
+        self.assertTrue(execs)
+        for c in execs:
+            self.assertIn('--kernel_args=oops=panic --kernel_args=panic=-1', c)
+
+    def test_an_unannounced_report_fails_a_passing_suite(self):
+        console = self.tmp / 'console'
+        clean = (DATA / 'kunit-clean.log').read_text()
+        env = {'FAKE_KUNIT_CONSOLE': str(console)}
+        console.write_text(clean)
+        proc = self.tool('ci/run-suites', '--suite', 'epsilon', env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 1 passed, 0 failed, 0 skipped')
+        console.write_text(clean.replace('ok 1 one_shared_limit_is_reported',
+                                         WARNING + 'ok 1 one_shared_limit_is_reported', 1))
+        proc = self.tool('ci/run-suites', '--suite', 'epsilon', env=env)
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 1 passed, 1 failed, 0 skipped')
+        self.assertIn("epsilon: 2 kernel report line(s) no case announced, first: "
+                      "'[    3.141592] WARNING: CPU: 1 PID: 77 at mm/vmscan.c:4907",
+                      proc.stdout)
+        summary = json.loads((self.results / 'summary.json').read_text())
+        self.assertEqual(summary['epsilon']['note'], 'kernel report in the console')
 
     def test_suite_filter(self):
         proc = self.tool('ci/run-suites', '--suite', 'al*')
@@ -166,6 +195,68 @@ class RunnerTest(ScratchRepo):
         proc = self.tool('tools/kunit', 'exec')
         self.assertEqual(proc.returncode, 3)
         self.assertIn('run tools/kunit build first', proc.stderr)
+
+
+DATA = Path(__file__).resolve().parent / 'data'
+
+# A WARNING as the kernel prints one, with its stack trace.
+WARNING = """\
+[    3.141592] ------------[ cut here ]------------
+[    3.141592] WARNING: CPU: 1 PID: 77 at mm/vmscan.c:4907 evict_folios+0x5d2/0x8a0
+[    3.141593] Modules linked in:
+[    3.141594] Call Trace:
+[    3.141594]  <TASK>
+[    3.141595]  try_to_shrink_lruvec+0x23d/0x300
+[    3.141596]  </TASK>
+[    3.141597] ---[ end trace 0000000000000000 ]---
+"""
+
+
+class ConsoleOracleTest(unittest.TestCase):
+
+    def test_a_clean_console_has_no_report(self):
+        # a real console of the vmscan_isolation_lockdep suite: its cases
+        # provoke lockdep reports, which do not reach the console
+        self.assertEqual(kunitpy.console_reports((DATA / 'kunit-clean.log').read_text()), [])
+
+    def test_unannounced_reports_are_found(self):
+        found = kunitpy.console_reports(WARNING)
+        self.assertEqual(len(found), 2, found)
+        self.assertIn('WARNING: CPU: 1 PID: 77', found[0])
+        self.assertEqual(found[1], '[    3.141594] Call Trace:')
+        for line in ('[    9.0] BUG: KASAN: slab-use-after-free in foo+0x1/0x2',
+                     '[    9.0] UBSAN: shift-out-of-bounds in mm/vmscan.c:12:3',
+                     '[    9.0] BUG: KFENCE: out-of-bounds read in bar',
+                     '[    9.0] WARNING: possible circular locking dependency detected',
+                     '[    9.0] Oops: general protection fault, probably for non-canonical',
+                     '[    9.0] kernel BUG at mm/vmscan.c:1599!',
+                     '[    9.0] Kernel panic - not syncing: Fatal exception',
+                     '[    9.0] INFO: task kworker/0:1:12 blocked for more than 20 seconds.',
+                     '[    9.0] rcu: INFO: rcu_preempt self-detected stall on CPU'):
+            with self.subTest(line=line):
+                self.assertEqual(kunitpy.console_reports(line), [line])
+        self.assertEqual(kunitpy.console_reports('    # the case expects a WARNING here'), [])
+
+    def test_a_real_oops_is_found(self):
+        # a real console: a vmscan_isolation case dereferencing a NULL memory
+        # cgroup (a mutation of its fixture), booted with oops=panic panic=-1
+        found = kunitpy.console_reports((DATA / 'kunit-oops.log').read_text())
+        self.assertEqual(found, ['BUG: kernel NULL pointer dereference, address: 0000000000000120',
+                                 'Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI',
+                                 'Call Trace:',
+                                 'Kernel panic - not syncing: Fatal exception'])
+
+    def test_an_announced_report_is_allowed_once(self):
+        text = ('    # one: expect report: mm/vmscan.c:4907\n' + WARNING +
+                '    ok 1 one\n' + WARNING)
+        found = kunitpy.console_reports(text)
+        # the first report and its trace are allowed, the second is not
+        self.assertEqual(len(found), 2, found)
+        self.assertIn('WARNING: CPU: 1', found[0])
+
+    def test_an_announcement_allows_only_its_report(self):
+        text = '    # one: expect report: possible recursive locking\n' + WARNING
+        self.assertEqual(len(kunitpy.console_reports(text)), 2)
 
 
 class CountTest(unittest.TestCase):
