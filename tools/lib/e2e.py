@@ -10,6 +10,7 @@ from this machine's /lib when Debian's base system already has them.
 
 import gzip
 import json
+import math
 import os
 import re
 import shutil
@@ -18,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import kbranch
+import kunitpy
 from kbranch import ToolError
 
 NAME = 'e2e'
@@ -274,6 +276,8 @@ def make_initramfs(init_script, log, host_root='/'):
 
 def qemu_command(kernel, initramfs, policy, params):
     append = ['console=ttyS0', 'panic=-1', 'oops=panic',
+              # e2e/init writes its results to /dev/kmsg, unthrottled
+              'printk.devkmsg=on',
               *policy_params(policy),
               *(f'e2e_{k}={v}' for k, v in params.items())]
     if params.get('scenario') == 'stall':
@@ -296,6 +300,7 @@ LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detecte
 
 
 HUNG_TASK_RE = re.compile(r'task (\S+):\d+ blocked for more than')
+BLOCKED_TASK_RE = re.compile(r'task:(\S+)\s+state:(\S+).*\bpid:\s*(\d+)')
 
 
 def parse_console(text):
@@ -305,9 +310,24 @@ def parse_console(text):
          'hung_task_reports': 0, 'hung_tasks': [], 'oom': 0, 'panic': False, 'data': None,
          'write_seconds': None, 'ended': False, 'isolated': {},
          'throttled_isolated': None}
+    r['reports'] = kunitpy.console_reports(text)
     lines = text.splitlines()
+    in_dump = None
     for i, line in enumerate(lines):
         line = line.rstrip('\r')
+        # sysrq-w's blocked-task dump: its tasks, up to the next E2E line
+        if 'sysrq: Show Blocked State' in line:
+            in_dump = r.setdefault('blocked_tasks', [])
+            continue
+        if in_dump is not None and not line.startswith('E2E: '):
+            m = BLOCKED_TASK_RE.search(line)
+            if m:
+                in_dump.append({'task': m.group(1), 'state': m.group(2),
+                                'pid': m.group(3), 'release_wait': False})
+            elif in_dump and 'nfs_release_folio' in line:
+                in_dump[-1]['release_wait'] = True
+            continue
+        in_dump = None
         if line.startswith('E2E: '):
             key, _, rest = line[5:].partition(' ')
             if key == 'wait':
@@ -492,22 +512,72 @@ def _float(v):
         return None
 
 
+def _params(r):
+    """The guest's e2e_* parameters, from its "E2E: params" line."""
+    return dict(kv.split('=', 1) for kv in r.get('params', '').split() if '=' in kv)
+
+
+def _percentile(values, q):
+    """The nearest-rank @q percentile of @values."""
+    values = sorted(values)
+    return values[max(0, math.ceil(q * len(values)) - 1)] if values else None
+
+
+# A bounded wait's 90th percentile may exceed its budget by this much: a
+# few ticks of scheduling under TCG (measured: 0.5-11 ms over 100 ms).  Of
+# 17 waits, the 90th percentile is the second longest: one wait delayed by
+# the host is tolerated (the 1 s margin still bounds it), two are not.
+STALL_P90_SLACK_MS = 25
+
+
+def stall_unexpected_reports(policy, r):
+    """The kernel reports of a stall boot that the scenario does not expect:
+    it expects nfsd's hung-task reports (its fsync waits for the suspended
+    device), and with no bound lockdep's report of the wait on nfsd."""
+    out = []
+    for line in r['reports']:
+        if line.endswith('Call Trace:'):
+            continue        # the stack of a report, judged by its header
+        m = HUNG_TASK_RE.search(line)
+        if m and m.group(1) == 'nfsd':
+            continue
+        if policy_bound(policy) is None and LOCKDEP_RE.search(line):
+            continue
+        out.append(line)
+    return out
+
+
 def stall_checks(policy, r):
     """The stall scenario's checks of one boot: (what, ok, detail) triples."""
     bound = policy_bound(policy)
     waits = real_waits(r)
     state = dict(kv.split('=', 1) for kv in r.get('stall_state', '').split()
                  if '=' in kv)
+    commits = dict(kv.split('=', 1) for kv in r.get('commits_before_reclaim', '').split()
+                   if '=' in kv)
+    mb = int(_params(r).get('mb', '0') or 0)
     reclaim_s = _float(r.get('reclaim_seconds'))
+    unexpected = stall_unexpected_reports(policy, r)
     checks = [
+        ('the boot ended (no panic, no OOM, QEMU not timed out)',
+         r['ended'] and not r['panic'] and not r['oom'] and not r.get('qemu_timed_out'),
+         f'ended {r["ended"]}, panic {r["panic"]}, oom {r["oom"]}, '
+         f'qemu timed out {r.get("qemu_timed_out")} {r["errors"]}'),
+        ('no kernel report but nfsd\'s hung task (and lockdep\'s, unbounded)',
+         not unexpected, f'{unexpected[:3]}'),
         ('every wait event reached the console (no trace-buffer overrun)',
          *trace_ok(r)),
-        ('the COMMIT was held with every page written (no dirty, no writeback)',
-         bool(state) and state.get('file_dirty') == '0'
-         and state.get('file_writeback') == '0',
-         f'stall_state {r.get("stall_state")!r} {r["errors"]}'),
+        ('the COMMIT was held: every page written, none dirty or under writeback',
+         bool(state) and mb > 0 and int(state.get('file', 0)) >= mb << 20
+         and state.get('file_dirty') == '0' and state.get('file_writeback') == '0',
+         f'stall_state {r.get("stall_state")!r}, mb {mb} {r["errors"]}'),
+        ('a COMMIT was sent and not answered before the reclaim',
+         int(commits.get('sent', 0)) > int(commits.get('done', 0)),
+         f'commits {r.get("commits_before_reclaim")!r}'),
     ]
     if bound is None:
+        in_dump = [t for t in r.get('blocked_tasks', [])
+                   if t['pid'] == r.get('reclaimer_pid')]
         checks += [
             ('the reclaim hung in the release wait',
              r.get('reclaim') == 'hung', f'reclaim {r.get("reclaim")}'),
@@ -515,24 +585,28 @@ def stall_checks(policy, r):
              r.get('reclaimer_state') == 'D'
              and 'nfs_release_folio' in r.get('reclaimer_stack', '').split(),
              f'state {r.get("reclaimer_state")}, stack {r.get("reclaimer_stack")}'),
+            ('the blocked-task dump (sysrq-w) shows it in nfs_release_folio()',
+             any(t['release_wait'] for t in in_dump),
+             f'dump {r.get("blocked_tasks")}'),
             (f'SIGKILL ended it within {STALL_KILL_S} s',
              r.get('kill') == 'ended'
              and (_float(r.get('kill_seconds')) or 0) <= STALL_KILL_S,
              f'kill {r.get("kill")} after {r.get("kill_seconds")} s'),
-            ('the wait says it was killed',
-             any(w['result'] == 'killed' for w in waits),
-             f'wait results {sorted({w["result"] for w in waits})}'),
+            ('its wait, without a bound, says it was killed',
+             any(w['result'] == 'killed' and w['budget_ms'] == -1 for w in waits),
+             f'waits {waits[:3]}'),
             ('lockdep reports the wait on nfsd (nfsd_commit)',
              any(d['nfsd_commit'] for d in r['lockdep']), f'{r["lockdep"]}'),
         ]
     else:
         budget_s = bound / 1000
         limit = STALL_RECLAIM_CALLS * budget_s + STALL_RECLAIM_SLACK_S
-        over = [w for w in waits
-                if w['waited_us'] > (w['budget_ms'] + MARGIN_MS) * 1000]
         checks += [
-            ('the reclaim returned', r.get('reclaim') == 'returned',
-             f'reclaim {r.get("reclaim")}'),
+            ('the reclaim returned, having freed nothing (EAGAIN, pgsteal 0)',
+             r.get('reclaim') == 'returned' and r.get('reclaim_rc') == '1'
+             and r['memcg'].get('pgsteal') == 0,
+             f'reclaim {r.get("reclaim")}, rc {r.get("reclaim_rc")}, '
+             f'pgsteal {r["memcg"].get("pgsteal")}'),
             (f'within {STALL_RECLAIM_CALLS} budgets + {STALL_RECLAIM_SLACK_S} s',
              reclaim_s is not None and reclaim_s <= limit,
              f'{reclaim_s} s > {limit} s'),
@@ -542,12 +616,19 @@ def stall_checks(policy, r):
         if bound == 0:
             checks.append(('no release wait', not waits, f'{len(waits)} waits'))
         else:
+            waited_ms = [w['waited_us'] / 1000 for w in waits]
+            p90 = _percentile(waited_ms, 0.90)
+            over = [w for w in waits
+                    if w['waited_us'] > (w['budget_ms'] + MARGIN_MS) * 1000]
             checks += [
                 ('release waits happened, each timed out',
                  bool(waits) and all(w['result'] == 'timed_out' for w in waits),
                  f'results {[w["result"] for w in waits][:5]}'),
-                (f'at most one wait per reclaim call ({STALL_RECLAIM_CALLS})',
-                 len(waits) <= STALL_RECLAIM_CALLS, f'{len(waits)} waits'),
+                (f'one wait per reclaim call: {STALL_RECLAIM_CALLS}',
+                 len(waits) == STALL_RECLAIM_CALLS, f'{len(waits)} waits'),
+                (f'90th percentile within the budget + {STALL_P90_SLACK_MS} ms',
+                 p90 is not None and p90 <= bound + STALL_P90_SLACK_MS,
+                 f'p90 {p90} ms'),
                 (f'every wait within its budget + {MARGIN_MS} ms', not over,
                  f'{len(over)} over: {over[:3]}'),
             ]
@@ -571,6 +652,8 @@ def summarize_stall(policy, runs):
         'runs': len(runs),
         'checks_passed': sum(all(ok for _, ok, _ in stall_checks(policy, r))
                              for r in runs),
+        'checks': [[{'check': what, 'ok': ok, 'detail': '' if ok else detail}
+                    for what, ok, detail in stall_checks(policy, r)] for r in runs],
         'reclaim_returned': sum(r.get('reclaim') == 'returned' for r in runs),
         'reclaim_hung': sum(r.get('reclaim') == 'hung' for r in runs),
         'reclaim_seconds': secs,
