@@ -8,6 +8,7 @@ own nfsd).  The libraries the binaries need come from those packages, or
 from this machine's /lib when Debian's base system already has them.
 """
 
+import enum
 import gzip
 import json
 import math
@@ -299,6 +300,29 @@ LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detecte
                         r'reclaim section still open .*!)')
 
 
+class Outcome(enum.Enum):
+    """How one boot ended, for run, report and the tables alike."""
+    COMPLETED = 'completed'     # the guest reported its run complete
+    PANIC = 'panic'             # a kernel panic (OOM's "System is deadlocked
+                                # on memory" among them) before completing
+    HUNG = 'hung'               # the guest said so, or QEMU was stopped
+    OOM = 'oom'                 # the OOM killer ran and the run did not complete
+    NO_RESULT = 'no result'     # the guest ended without a result
+
+
+def outcome(r):
+    """The Outcome of a parsed console @r."""
+    if r['result'] == 'completed':
+        return Outcome.COMPLETED
+    if r['panic']:
+        return Outcome.PANIC
+    if r['result'] == 'hung' or r.get('qemu_timed_out') or not r['ended']:
+        return Outcome.HUNG
+    if r['oom']:
+        return Outcome.OOM
+    return Outcome.NO_RESULT
+
+
 HUNG_TASK_RE = re.compile(r'task (\S+):\d+ blocked for more than')
 BLOCKED_TASK_RE = re.compile(r'task:(\S+)\s+state:(\S+).*\bpid:\s*(\d+)')
 
@@ -407,8 +431,6 @@ def boot(kernel, initramfs, policy, params, log_path, timeout):
     r = parse_console(text)
     r['policy'] = policy
     r['qemu_timed_out'] = timed_out
-    if timed_out and r['result'] == 'no-result':
-        r['result'] = 'hung'
     return r
 
 
@@ -450,8 +472,7 @@ def summarize(policy, runs, mb):
         'bound_ms': policy_bound(policy),
         'runs': len(runs),
         'completed': len(done),
-        'hung': sum(r['result'] == 'hung' for r in runs),
-        'other': sum(r['result'] not in ('completed', 'hung') for r in runs),
+        'outcomes': {o.value: sum(outcome(r) is o for r in runs) for o in Outcome},
         'hung_task_reports': sum(r['hung_task_reports'] for r in runs),
         'lockdep_reports': sum(len(r['lockdep']) for r in runs),
         'lockdep_nfsd_commit': sum(sum(d['nfsd_commit'] for d in r['lockdep'])
@@ -483,17 +504,20 @@ def _fmt(v, spec='.1f'):
 
 
 def table(summaries):
-    head = ('| policy | runs | completed | hung | hung-task reports | '
+    head = ('| policy | runs | completed | hung | panic | OOM | no result | '
+            'hung-task reports | '
             'lockdep reports (nfsd_commit) | release waits: count '
             '(committed/timed out) | median / max ms | budget ms per pass | '
             'global direct reclaim stalls | memcg pages reclaimed | '
             'writers MB/s | data ok |')
-    rows = [head, '|' + '---|' * 13]
+    rows = [head, '|' + '---|' * 16]
     for s in summaries:
         bound = ('unbounded' if s['bound_ms'] is None else
                  'none' if s['bound_ms'] == 0 else str(s['bound_ms']))
+        o = s['outcomes']
         rows.append(
-            f"| {s['policy']} | {s['runs']} | {s['completed']} | {s['hung']} | "
+            f"| {s['policy']} | {s['runs']} | {s['completed']} | "
+            f"{o['hung']} | {o['panic']} | {o['oom']} | {o['no result']} | "
             f"{s['hung_task_reports']} | {s['lockdep_reports']} "
             f"({s['lockdep_nfsd_commit']}) | {s['waits']} "
             f"({s['waits_by_result']['committed']}/"
@@ -698,8 +722,6 @@ def read_runs(results, policy):
     while (results / f'{policy}.{k}.log').is_file():
         r = parse_console((results / f'{policy}.{k}.log').read_text(errors='replace'))
         r['policy'] = policy
-        if r['result'] == 'no-result' and not r['ended']:
-            r['result'] = 'hung'
         runs.append(r)
         k += 1
     return runs

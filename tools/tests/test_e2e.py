@@ -172,7 +172,8 @@ class ParseTest(unittest.TestCase):
         s = e2e.summarize('unbounded', [r, e2e.parse_console('garbage')], 64)
         self.assertEqual(s['params'], ['nfs.release_wait_unbounded=1'])
         self.assertIsNone(s['bound_ms'])
-        self.assertEqual((s['runs'], s['completed'], s['other']), (2, 1, 1))
+        # 'garbage' ended without its E2E: end: QEMU stopped it, a hang
+        self.assertEqual((s['runs'], s['completed'], s['outcomes']['hung']), (2, 1, 1))
         self.assertEqual(s['waits'], 3)
         self.assertEqual(s['waits_by_result']['timed_out'], 1)
         self.assertEqual(s['waits_by_nfsd'], 1)
@@ -182,8 +183,26 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(s['lockdep_nfsd_commit'], 1)
         self.assertAlmostEqual(s['throughput_mb_s'], 64 / 12.5)
         md = e2e.table([s])
-        self.assertIn('| unbounded | 2 | 1 | 0 | 1 | 1 (1) | 3 (2/1) | 20.5 / 101.0 | '
-                      'unbounded | 7/0 | 0/0 | 5.12 | 1/1 |', md)
+        self.assertIn('| unbounded | 2 | 1 | 1 | 0 | 0 | 0 | 1 | 1 (1) | 3 (2/1) | '
+                      '20.5 / 101.0 | unbounded | 7/0 | 0/0 | 5.12 | 1/1 |', md)
+
+    def test_one_outcome_per_boot(self):
+        O = e2e.Outcome
+        for console, want in (
+                ('E2E: result completed\nE2E: end\n', O.COMPLETED),
+                # an OOM kill the run survived is still a completed run
+                ('Out of memory: Killed process 9\nE2E: result completed\nE2E: end\n',
+                 O.COMPLETED),
+                ('Kernel panic - not syncing: System is deadlocked on memory\n', O.PANIC),
+                ('E2E: result hung\nE2E: end\n', O.HUNG),
+                ('E2E: params mb=1\n', O.HUNG),       # the console just stops
+                ('Out of memory: Killed process 9\nE2E: error writers\nE2E: end\n', O.OOM),
+                ('E2E: error no loopback\nE2E: end\n', O.NO_RESULT)):
+            with self.subTest(want=want):
+                self.assertIs(e2e.outcome(e2e.parse_console(console)), want)
+        r = e2e.parse_console('E2E: result completed\n')
+        r['qemu_timed_out'] = True
+        self.assertIs(e2e.outcome(r), O.COMPLETED)
 
     def test_cpio_is_a_newc_archive(self):
         with tempfile.TemporaryDirectory() as tmp:
