@@ -164,6 +164,7 @@ class RunnerTest(ScratchRepo):
         run = [c for c in self.calls() if c.startswith('run ')][0]
         self.assertIn('--kunitconfig=' + str(self.repo / '.kunitconfig'), run)
         self.assertIn('--kernel_args=foo=1', run)
+        self.assertIn('--kernel_args=oops=panic --kernel_args=panic=-1', run)
         self.assertEqual(run.split()[-2:], ['alpha', '--kernel_args=foo=1'])
         self.assertIn('kunit: 3 passed, 0 failed, 0 skipped', proc.stdout)
 
