@@ -4,12 +4,17 @@ QEMU (TCG: kunit.py's x86_64 config never passes -enable-kvm), all cores,
 a persistent build directory per configuration and ccache, all outside the
 repository."""
 
+import argparse
 import contextlib
 import fcntl
+import importlib.util
 import json
 import os
 import re
 import subprocess
+import sys
+import threading
+import time
 from pathlib import Path
 
 import kbranch
@@ -119,10 +124,11 @@ def environment():
 
 def build_args(build, variant='default', jobs=None, kunitconfig=None):
     """Options of kunit.py run/build/config for one configuration: a variant
-    of .kunitconfig, or another kunitconfig file altogether."""
+    of .kunitconfig, or another kunitconfig file altogether.  Without @jobs,
+    kunit.py's own default applies (the CPUs this process may run on)."""
     configs, options = ([kunitconfig], []) if kunitconfig else kunitconfigs(variant)
     return [f'--build_dir={build}', f'--arch={ARCH}',
-            f'--jobs={jobs or os.cpu_count() or 1}',
+            *([f'--jobs={jobs}'] if jobs else []),
             *(f'--kunitconfig={c}' for c in configs),
             *(f'--kconfig_add={o}' for o in options)]
 
@@ -171,13 +177,229 @@ def hold_build(build, who):
     _HELD.enter_context(build_lock(build, who))
 
 
+# --- kunit.py's command line ---------------------------------------------------
+
+# 6.12's kunit.py rewrites a bare --json or --raw_output (massage_argv()).
+_PSEUDO_BOOL = {'--json': 'stdout', '--raw_output': 'kunit'}
+ACTIONS = ('run', 'config', 'build', 'exec', 'parse')
+
+
+class UsageError(Exception):
+    """An argument kunit.py would refuse."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _common_6_12(p):
+    p.add_argument('--build_dir', type=str, default='.kunit', metavar='DIR')
+    p.add_argument('--make_options', action='append', metavar='X=Y')
+    p.add_argument('--alltests', action='store_true')
+    p.add_argument('--kunitconfig', action='append', metavar='PATHS')
+    p.add_argument('--kconfig_add', action='append', metavar='CONFIG_X=Y')
+    p.add_argument('--arch', type=str, default='um', metavar='ARCH')
+    p.add_argument('--cross_compile', metavar='PREFIX')
+    p.add_argument('--qemu_config', type=str, metavar='FILE')
+    p.add_argument('--qemu_args', action='append', metavar='')
+
+
+def _build_6_12(p):
+    p.add_argument('--jobs', type=int, metavar='N')
+
+
+def _exec_6_12(p):
+    p.add_argument('--timeout', type=int, default=300, metavar='SECONDS')
+    p.add_argument('filter_glob', type=str, nargs='?', default='',
+                   metavar='filter_glob')
+    p.add_argument('--filter', type=str, default='')
+    p.add_argument('--filter_action', type=str, choices=['skip'])
+    p.add_argument('--kernel_args', action='append', metavar='')
+    p.add_argument('--run_isolated', type=str, choices=['suite', 'test'])
+    p.add_argument('--list_tests', action='store_true')
+    p.add_argument('--list_tests_attr', action='store_true')
+
+
+def _parse_6_12(p):
+    p.add_argument('--raw_output', type=str, nargs='?', const='all',
+                   default=None, choices=['all', 'kunit'])
+    p.add_argument('--json', nargs='?', type=str, const='stdout', default=None,
+                   metavar='FILE')
+
+
+# kunit.py's subcommands and the option groups each takes (kunit.py main()).
+_GROUPS = {'run': ('common', 'build', 'exec', 'parse'), 'config': ('common',),
+           'build': ('common', 'build'), 'exec': ('common', 'exec', 'parse'),
+           'parse': ('parse', 'file')}
+COPY_6_12 = {'common': _common_6_12, 'build': _build_6_12,
+             'exec': _exec_6_12, 'parse': _parse_6_12}
+
+
+def _add_file(p):
+    p.add_argument('file', type=str, nargs='?', metavar='input_file')
+
+
+def parser(action, groups=None):
+    """kunit.py's parser for one subcommand, from @groups (add_*_opts()
+    functions by name; 6.12's, as copied above, by default).  It raises
+    UsageError where kunit.py would print its usage and exit 2."""
+    groups = {**(groups or COPY_6_12), 'file': _add_file}
+    p = _Parser(prog=f'kunit.py {action}', add_help=False)
+    for name in _GROUPS[action]:
+        groups[name](p)
+    return p
+
+
+def tree_groups(tree):
+    """The add_*_opts() functions of @tree's own kunit.py, or None if @tree
+    has no kunit.py."""
+    path = Path(tree) / 'tools/testing/kunit/kunit.py'
+    if not path.is_file():
+        return None
+    sys.path.insert(0, str(path.parent))
+    try:
+        spec = importlib.util.spec_from_file_location('kbranch_tree_kunit', path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception as err:   # any failure of foreign code: report it
+        raise ToolError(f'cannot read the options of {path}: {err}',
+                        kbranch.EXIT_ENV) from None
+    finally:
+        sys.path.remove(str(path.parent))
+    return {'common': module.add_common_opts, 'build': module.add_build_opts,
+            'exec': module.add_exec_opts, 'parse': module.add_parse_opts}
+
+
+def parse_passthrough(action, args, groups=None):
+    """Parses @args as kunit.py @action would (after its massage_argv());
+    returns the namespace or raises UsageError."""
+    massaged = [f'{a}={_PSEUDO_BOOL[a]}' if a in _PSEUDO_BOOL else a
+                for a in args]
+    return parser(action, groups).parse_args(massaged)
+
+
+def option_table(p):
+    """What a parser accepts, for comparing two of them: option strings,
+    nargs, const, choices, type and whether it takes a value."""
+    return sorted((tuple(a.option_strings) or (a.dest,), repr(a.nargs),
+                   repr(a.const), repr(a.choices),
+                   getattr(a.type, '__name__', repr(a.type)),
+                   type(a).__name__)
+                  for a in p._actions)
+
+
+# --- running it -----------------------------------------------------------------
+
+HEARTBEAT_SECONDS = 30
+_STATS = '.kbranch-build.json'
+
+
+def _objects(build, since=0.0):
+    """How many object files the build directory holds, and how many of
+    them were written at or after @since (a time.time())."""
+    total = newer = 0
+    for root, _, files in os.walk(build):
+        for f in files:
+            if f.endswith('.o'):
+                total += 1
+                with contextlib.suppress(OSError):
+                    newer += os.stat(os.path.join(root, f)).st_mtime >= since
+    return total, newer
+
+
+class Heartbeat:
+    """Prints a line every HEARTBEAT_SECONDS while kunit.py builds: the
+    object files written so far and in the build directory and, from the
+    last complete build of that directory (kept in
+    <build>/.kbranch-build.json), an estimate of what is left."""
+
+    def __init__(self, build, out=None, period=HEARTBEAT_SECONDS):
+        self.build, self.period = Path(build), period
+        self.out = out or sys.stdout
+        self.start = self.wall_start = None
+        self.stop = threading.Event()
+        self.thread = None
+        try:
+            self.last = json.loads((self.build / _STATS).read_text())
+        except (OSError, ValueError):
+            self.last = None
+
+    def begin(self):
+        self.start, self.wall_start = time.monotonic(), time.time()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+        self.thread.start()
+
+    def line(self, total, written, elapsed):
+        text = (f'kunit: still building after {elapsed // 60:.0f} min '
+                f'{elapsed % 60:02.0f} s: {written} object files written, '
+                f'{total} in {self.build}')
+        objects = (self.last or {}).get('objects', 0)
+        if objects > total:
+            text += f' ({objects} after its last complete build'
+            if written > 0:
+                eta = (objects - total) * elapsed / written
+                text += f': about {eta / 60:.0f} min left at this rate'
+            text += ')'
+        return text
+
+    def _beat(self):
+        while not self.stop.wait(self.period):
+            total, written = _objects(self.build, self.wall_start)
+            print(self.line(total, written, time.monotonic() - self.start),
+                  file=self.out, flush=True)
+
+    def end(self, ok):
+        if self.thread is None:
+            return
+        self.stop.set()
+        self.thread.join()
+        self.thread = None
+        if ok:
+            stats = {'objects': _objects(self.build)[0],
+                     'seconds': round(time.monotonic() - self.start)}
+            with contextlib.suppress(OSError):
+                (self.build / _STATS).write_text(json.dumps(stats) + '\n')
+
+
+def _build_dir_of(args):
+    for a in args:
+        if a.startswith('--build_dir='):
+            return a.split('=', 1)[1]
+    return None
+
+
 def invoke(tree, args, capture=False, cwd=None):
-    """Runs kunit.py with args; returns the CompletedProcess."""
-    cmd = ['python3', str(kunit_py(tree)), *args]
+    """Runs kunit.py with args; returns the CompletedProcess (its stdout
+    the output, with stderr, if @capture).  While kunit.py run or build
+    builds, a heartbeat line appears every HEARTBEAT_SECONDS."""
+    cmd = [sys.executable, '-u', str(kunit_py(tree)), *args]
     Path(kbranch.ccache_dir()).mkdir(parents=True, exist_ok=True)
-    return subprocess.run(cmd, cwd=cwd or tree, env=environment(), text=True,
-                          stdout=subprocess.PIPE if capture else None,
-                          stderr=subprocess.STDOUT if capture else None)
+    build = _build_dir_of(args)
+    if not args or args[0] not in ('run', 'build') or build is None:
+        return subprocess.run(cmd, cwd=cwd or tree, env=environment(), text=True,
+                              stdout=subprocess.PIPE if capture else None,
+                              stderr=subprocess.STDOUT if capture else None)
+    beat = Heartbeat(build)
+    kept = []
+    proc = subprocess.Popen(cmd, cwd=cwd or tree, env=environment(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    building = args[0] == 'build'
+    if building:
+        beat.begin()
+    for line in proc.stdout:
+        if capture:
+            kept.append(line)
+        else:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        if 'Building KUnit Kernel' in line and beat.thread is None:
+            beat.begin()
+        elif 'Starting KUnit Kernel' in line:
+            beat.end(True)
+    code = proc.wait()
+    beat.end(code == 0)
+    return subprocess.CompletedProcess(cmd, code, ''.join(kept) if capture else None)
 
 
 def list_tests(tree, build, timeout=DEFAULT_TIMEOUT):
@@ -185,11 +407,16 @@ def list_tests(tree, build, timeout=DEFAULT_TIMEOUT):
     proc = invoke(tree, ['exec', *exec_args(build), f'--timeout={timeout}',
                          '--list_tests'], capture=True)
     if proc.returncode != 0:
+        last = (proc.stdout.strip().splitlines() or ['no output'])[-1]
         raise ToolError(f'kunit.py exec --list_tests failed '
-                        f'(exit {proc.returncode}): '
-                        f'{proc.stdout.strip().splitlines()[-1:]}')
-    return [l.strip() for l in proc.stdout.splitlines()
-            if l.strip() and '.' in l and ' ' not in l.strip()]
+                        f'(exit {proc.returncode}): {last}')
+    tests = [l.strip() for l in proc.stdout.splitlines()
+             if l.strip() and '.' in l and ' ' not in l.strip()]
+    if not tests:
+        raise ToolError(f'kunit.py exec --list_tests listed no test in '
+                        f'{build}: is this a KUnit kernel with the '
+                        f'series\' suites built in?')
+    return tests
 
 
 def suites_of(tests):
@@ -244,7 +471,11 @@ def count_json(path):
                 counts.skipped += 1
             else:
                 counts.failed += 1
-                counts.failures.append(f'{here}.{case.get("name")}: {status}')
+                name = case.get('name')
+                # kunit.py names a case the kernel never reported ''
+                counts.failures.append(f'{here}.{name}: {status}' if name else
+                                       f'{here}: missing case ({status}: the '
+                                       f'kernel never reported it)')
         for sub in group.get('sub_groups', []):
             walk(sub, here)
 

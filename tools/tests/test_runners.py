@@ -28,6 +28,8 @@ class RunnerTest(ScratchRepo):
         self.kunit_dir = self.tree / 'tools' / 'testing' / 'kunit'
         self.kunit_dir.mkdir(parents=True)
         shutil.copy(FAKE, self.kunit_dir / 'kunit.py')
+        (self.kunit_dir / 'fake_lib_path').write_text(
+            str(self.repo / 'tools' / 'lib') + '\n')
         # Not work of the developer's: keep it out of git status.
         with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
             f.write('/tools/testing/kunit/\n')
@@ -192,6 +194,94 @@ class RunnerTest(ScratchRepo):
         proc = self.tool('tools/kunit', 'run', '--no-setup', 'alpha')
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
 
+    def test_kunit_py_options_are_checked_before_anything_runs(self):
+        # with a prepared tree (its kunit.py's options) and without one
+        # (6.12's as the tools know them): refused before setup or prepare
+        for env in ({}, {'RECLAIM_TREE': str(self.tmp / 'no-tree')}):
+            with self.subTest(env=env):
+                proc = self.tool('tools/kunit', 'run', '--no-setup', '--bogus',
+                                 env=env)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn('kunit.py run: unrecognized arguments: --bogus',
+                              proc.stderr)
+                self.assertNotIn('prepare', proc.stdout + proc.stderr)
+                proc = self.tool('tools/kunit', 'run', '--no-setup',
+                                 '--timeout=soon', env=env)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn("--timeout: invalid int value: 'soon'", proc.stderr)
+        self.assertFalse((self.build / 'calls').exists())
+
+    def test_what_the_tools_choose_or_cannot_count_is_refused(self):
+        for arg, words in (('--build_dir=elsewhere', 'chosen by the tools'),
+                           ('--arch=um', 'chosen by the tools'),
+                           ('--run_isolated=suite', 'only the last one')):
+            with self.subTest(arg=arg):
+                proc = self.tool('tools/kunit', 'run', '--no-setup', arg)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn(words, proc.stderr)
+        self.assertFalse((self.build / 'calls').exists())
+        # no summary asked for: kunit.py may boot a kernel per suite
+        proc = self.tool('tools/kunit', 'run', '--no-setup',
+                         '--run_isolated=suite', '--raw_output')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn('--run_isolated=suite --raw_output', self.calls()[-1])
+
+    def test_help_shows_kunit_py_options(self):
+        for env in ({}, {'RECLAIM_TREE': str(self.tmp / 'no-tree')}):
+            with self.subTest(env=env):
+                proc = self.tool('tools/kunit', 'run', '-h', env=env)
+                self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+                self.assertIn('usage: tools/kunit', proc.stdout)
+                self.assertIn('kunit.py run options, passed through', proc.stdout)
+                self.assertIn('--kunitconfig', proc.stdout)
+                self.assertIn('--run_isolated', proc.stdout)
+        self.assertIn("6.12's, as the tools know it", proc.stdout)
+        proc = self.tool('tools/kunit', '-h')
+        self.assertEqual(proc.returncode, 0)
+        self.assertNotIn('kunit.py run options', proc.stdout)
+        self.assertFalse((self.build / 'calls').exists())
+
+    def test_jobs_is_kunit_py_default_unless_given(self):
+        self.tool('tools/kunit', 'build', '--no-setup')
+        self.assertNotIn('--jobs', self.calls()[-1])
+        self.tool('tools/kunit', 'build', '--no-setup', '--jobs=1')
+        self.assertEqual(self.calls()[-1].count('--jobs'), 1)
+
+    def test_a_build_leaves_its_size_for_the_next_heartbeat(self):
+        (self.build / 'mm').mkdir(parents=True)
+        for name in ('a.o', 'b.o', 'c.c'):
+            (self.build / 'mm' / name).write_text('')
+        proc = self.tool('tools/kunit', 'build', '--no-setup')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        stats = json.loads((self.build / '.kbranch-build.json').read_text())
+        self.assertEqual(stats['objects'], 2)
+        self.assertIn('Building KUnit Kernel', proc.stdout)
+        # a failed build leaves the last good one's
+        (self.build / 'mm' / 'd.o').write_text('')
+        self.tool('tools/kunit', 'build', '--no-setup',
+                  env={'FAKE_KUNIT_BUILD': 'fail'})
+        stats = json.loads((self.build / '.kbranch-build.json').read_text())
+        self.assertEqual(stats['objects'], 2)
+
+    def test_a_crash_after_partial_results_counts_both(self):
+        proc = self.tool('ci/run-suites', '--suite', 'zeta',
+                         env={'FAKE_KUNIT_PARTIAL': '1'})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 1 passed, 1 failed, 0 skipped')
+        self.assertIn('zeta: missing case (ERROR: the kernel never reported it)',
+                      proc.stdout)
+        proc = self.tool('tools/kunit', 'run', '--no-setup', 'zeta',
+                         env={'FAKE_KUNIT_PARTIAL': '1'})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn('kunit: FAILED zeta: missing case', proc.stdout)
+        self.assertIn('kunit: 1 passed, 1 failed, 0 skipped', proc.stdout)
+
+    def test_a_kernel_that_lists_no_test_is_an_error(self):
+        proc = self.tool('ci/run-suites', env={'FAKE_KUNIT_LIST': 'empty'})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn('--list_tests listed no test', proc.stderr)
+
     def test_kunit_exec_needs_a_build(self):
         proc = self.tool('tools/kunit', 'exec')
         self.assertEqual(proc.returncode, 3)
@@ -281,11 +371,80 @@ class CountTest(unittest.TestCase):
         self.assertEqual((counts.passed, counts.failed, counts.skipped), (1, 2, 1))
         self.assertEqual(counts.failures, ['s.b: FAIL', 's.c: ERROR'])
 
+    def test_a_case_the_kernel_never_reported(self):
+        path = self.write(json.dumps({'name': 'KUnit Test Group', 'sub_groups': [
+            {'name': 's', 'test_cases': [{'name': '', 'status': 'ERROR'}],
+             'sub_groups': []}], 'test_cases': []}))
+        self.assertEqual(kunitpy.count_json(path).failures,
+                         ['s: missing case (ERROR: the kernel never reported it)'])
+
     def test_unparseable(self):
         for text in ('{not json', '[1, 2]', ''):
             with self.subTest(text=text):
                 with self.assertRaises(kbranch.ToolError):
                     kunitpy.count_json(self.write(text))
+
+
+class HeartbeatTest(unittest.TestCase):
+
+    def setUp(self):
+        self.build = Path(tempfile.mkdtemp(prefix='kbranch-beat-'))
+        self.addCleanup(shutil.rmtree, self.build)
+        for i in range(3):
+            (self.build / f'{i}.o').write_text('')
+
+    def test_lines_while_building_and_an_estimate_from_the_last_build(self):
+        import io
+        out = io.StringIO()
+        beat = kunitpy.Heartbeat(self.build, out=out, period=0.05)
+        self.assertIsNone(beat.last)
+        beat.begin()
+        import time
+        time.sleep(0.3)
+        beat.end(True)
+        lines = out.getvalue().splitlines()
+        self.assertGreaterEqual(len(lines), 2, lines)
+        self.assertIn('kunit: still building after 0 min 00 s: 0 object files '
+                      'written, 3 in', lines[0])
+        self.assertEqual(json.loads((self.build / '.kbranch-build.json')
+                                    .read_text())['objects'], 3)
+        beat = kunitpy.Heartbeat(self.build)
+        self.assertEqual(beat.last['objects'], 3)
+        # 1 of 3 written in 60 s, 2 to go: 2 min
+        self.assertEqual(beat.line(1, 1, 60.0),
+                         f'kunit: still building after 1 min 00 s: 1 object '
+                         f'files written, 1 in {self.build} (3 after its last '
+                         f'complete build: about 2 min left at this rate)')
+        self.assertNotIn('left', beat.line(3, 3, 60.0))
+
+
+class KunitPyCommandLineTest(unittest.TestCase):
+    """The copy of 6.12's kunit.py command line in tools/lib/kunitpy.py
+    (what tools/kunit checks against without a tree, and what the fake
+    accepts) against the prepared tree's own kunit.py."""
+
+    def test_the_copy_is_the_tree_s_command_line(self):
+        tree = kbranch.tree_dir()
+        groups = kunitpy.tree_groups(tree)
+        if groups is None:
+            self.skipTest(f'no prepared kernel tree at {tree} (ci/test '
+                          f'prepares it before this runs)')
+        for action in kunitpy.ACTIONS:
+            with self.subTest(action=action):
+                self.assertEqual(kunitpy.option_table(kunitpy.parser(action)),
+                                 kunitpy.option_table(kunitpy.parser(action, groups)))
+
+    def test_the_tools_own_arguments_parse(self):
+        build = '/b'
+        for action, args in (('build', kunitpy.build_args(build)),
+                             ('run', kunitpy.build_args(build, jobs=2)),
+                             ('exec', kunitpy.exec_args(build) + ['--list_tests'])):
+            with self.subTest(action=action):
+                kunitpy.parse_passthrough(action, args)
+        ns = kunitpy.parse_passthrough('run', ['--json', 'alpha'])
+        self.assertEqual((ns.json, ns.filter_glob), ('stdout', 'alpha'))
+        with self.assertRaises(kunitpy.UsageError):
+            kunitpy.parse_passthrough('build', ['--timeout=3'])
 
 
 class RealParserTest(unittest.TestCase):
@@ -296,17 +455,15 @@ class RealParserTest(unittest.TestCase):
         if not (tree / 'tools/testing/kunit/kunit.py').is_file():
             self.skipTest(f'no prepared kernel tree at {tree} (ci/test '
                           f'prepares it before this runs)')
-        log = Path('/tmp/kbranch-garbage.log')
-        out = Path('/tmp/kbranch-garbage.json')
+        tmp = Path(tempfile.mkdtemp(prefix='kbranch-garbage-'))
+        self.addCleanup(shutil.rmtree, tmp)
+        log, out = tmp / 'garbage.log', tmp / 'garbage.json'
         log.write_text('Linux version 6.12\nno tests here\n')
-        self.addCleanup(log.unlink)
-        self.addCleanup(lambda: out.exists() and out.unlink())
         proc = kunitpy.invoke(tree, ['parse', f'--json={out}', str(log)],
                               capture=True)
         self.assertNotEqual(proc.returncode, 0, proc.stdout)
         self.assertIn('Could not find any KTAP output', proc.stdout)
         self.assertEqual(kunitpy.count_json(out).total, 0)
-
 
 if __name__ == '__main__':
     unittest.main()
