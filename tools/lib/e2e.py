@@ -419,15 +419,17 @@ def boot(kernel, initramfs, policy, params, log_path, timeout):
     """Boots the guest once; returns the parsed console."""
     cmd = qemu_command(kernel, initramfs, policy, params)
     timed_out = False
-    try:
-        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              timeout=timeout)
-        out = proc.stdout
-    except subprocess.TimeoutExpired as e:
-        out, timed_out = e.stdout or b'', True
-    text = out.decode(errors='replace')
-    Path(log_path).write_text(text)
+    # QEMU writes the console straight into the log: tail -f shows the boot
+    with open(log_path, 'wb') as log:
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log,
+                                stderr=subprocess.STDOUT)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            timed_out = True
+    text = Path(log_path).read_bytes().decode(errors='replace')
     r = parse_console(text)
     r['policy'] = policy
     r['qemu_timed_out'] = timed_out

@@ -204,6 +204,23 @@ class ParseTest(unittest.TestCase):
         r['qemu_timed_out'] = True
         self.assertIs(e2e.outcome(r), O.COMPLETED)
 
+    def test_the_console_streams_to_its_log_while_qemu_runs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / 'bounded.1.log'
+            # the "guest" copies its own log while it still runs, then hangs
+            script = ('echo "E2E: params mb=8"; sleep 0.3; cp "$0" "$0.seen"; '
+                      'sleep 30; echo late')
+            real = e2e.qemu_command
+            e2e.qemu_command = lambda *a: ['sh', '-c', script, str(log)]
+            try:
+                r = e2e.boot('bzImage', 'initrd', 'bounded', {}, log, timeout=2)
+            finally:
+                e2e.qemu_command = real
+            self.assertIn('E2E: params mb=8', Path(f'{log}.seen').read_text())
+            self.assertTrue(r['qemu_timed_out'])
+            self.assertNotIn('late', log.read_text())
+            self.assertIs(e2e.outcome(r), e2e.Outcome.HUNG)
+
     def test_cpio_is_a_newc_archive(self):
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp) / 'root'
