@@ -12,6 +12,7 @@ import tarfile
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,14 +60,44 @@ def snapshot(root, with_git=True):
     return digest.hexdigest()
 
 
-class ScratchRepo(unittest.TestCase):
-    """A copy of the repository's tools in a temporary directory, with an
-    empty series, a BASE for the fake tarball, and every path the tools use
-    pointed inside the temporary directory."""
+def isolated_environ(home):
+    """os.environ without what ties a test to this machine and its user:
+    HOME is home (an empty directory), the XDG directories are inside it,
+    no GIT_* (GIT_CONFIG_GLOBAL, GIT_DIR ...) or RECLAIM_* variable is
+    inherited, and git reads no system configuration."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(('GIT_', 'RECLAIM_', 'XDG_'))
+           and k != 'CCACHE_DIR'}
+    env.update({'HOME': str(home),
+                'XDG_CONFIG_HOME': str(home / '.config'),
+                'XDG_CACHE_HOME': str(home / '.cache'),
+                'GIT_CONFIG_NOSYSTEM': '1'})
+    return env
+
+
+class Isolated(unittest.TestCase):
+    """A test with a temporary directory of its own (self.tmp, removed
+    afterwards) and its own empty HOME in it (self.home): os.environ is
+    isolated_environ(self.home) while the test runs."""
 
     def setUp(self):
         self.tmp = Path(tempfile.mkdtemp(prefix='kbranch-test-'))
         self.addCleanup(shutil.rmtree, self.tmp, ignore_errors=True)
+        self.home = self.tmp / 'home'
+        self.home.mkdir()
+        patcher = mock.patch.dict(os.environ, isolated_environ(self.home),
+                                  clear=True)
+        patcher.start()
+        self.addCleanup(patcher.stop)
+
+
+class ScratchRepo(Isolated):
+    """A copy of the repository's tools in a temporary directory, with an
+    empty series, a BASE for the fake tarball, and every path the tools use
+    pointed inside the temporary directory (HOME included: see Isolated)."""
+
+    def setUp(self):
+        super().setUp()
         self.repo = self.tmp / 'repo'
         for part in ('tools', 'ci', 'kunit', 'e2e'):
             shutil.copytree(REPO / part, self.repo / part,

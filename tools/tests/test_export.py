@@ -2,6 +2,8 @@
 """tools/export: stable files, no diff on re-export, round trip through
 tools/prepare, and refusing to export half the work."""
 
+import os
+import subprocess
 import unittest
 
 from fixtures import ScratchRepo, snapshot
@@ -69,26 +71,48 @@ class ExportTest(ScratchRepo):
     def test_a_hostile_gitconfig_changes_nothing(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         before = snapshot(self.patches)
-        home = self.tmp / 'home'
-        home.mkdir()
-        (home / '.gitconfig').write_text(
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        self.prepared()
+        head = self.git('rev-parse', 'HEAD')   # the commits prepare makes
+        hooks = self.tmp / 'hooks'
+        hooks.mkdir()
+        for hook in ('applypatch-msg', 'pre-applypatch', 'post-applypatch',
+                     'pre-commit', 'commit-msg', 'post-commit', 'post-checkout'):
+            (hooks / hook).write_text(f'#!/bin/sh\necho {hook} >> {self.tmp}/hooks.ran\n'
+                                      f'exit 1\n')
+            (hooks / hook).chmod(0o755)
+        # in the test's own HOME, where git looks first
+        (self.home / '.gitconfig').write_text(
             '[format]\n\tsubjectPrefix = RFC PATCH\n\tsignOff = true\n'
             '\tnumbered = true\n\tto = someone@example.org\n'
             '\tcoverLetter = true\n\tthread = shallow\n\tsignature = hi\n'
+            '\theaders = "X-Hostile: yes\\n"\n\tsuffix = .diff\n'
+            '\tuseAutoBase = true\n\tfrom = Someone Else <else@example.org>\n'
             '[diff]\n\talgorithm = histogram\n\tnoprefix = true\n'
             '\tmnemonicPrefix = true\n\tcontext = 1\n'
-            '[core]\n\tabbrev = 7\n[notes]\n\tdisplayRef = refs/notes/kbranch\n'
-            '[am]\n\tthreeWay = true\n\tmessageId = true\n')
-        hostile = {'HOME': str(home), 'XDG_CONFIG_HOME': str(home / '.config')}
+            f'[core]\n\tabbrev = 7\n\thooksPath = {hooks}\n'
+            '[notes]\n\tdisplayRef = refs/notes/kbranch\n'
+            '[am]\n\tthreeWay = true\n\tmessageId = true\n'
+            '[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = false\n'
+            f'[init]\n\ttemplateDir = {self.tmp}/no-such-template\n'
+            '[user]\n\tname = Someone Else\n\temail = else@example.org\n')
         for _ in range(2):
-            proc = self.tool('tools/export', env=hostile)
+            proc = self.tool('tools/export')
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertEqual(snapshot(self.patches), before)
-            self.git('reset', '-q', '--hard', 'kbranch/base')
-            proc = self.tool('tools/prepare', env=hostile)
+            subprocess.run(['git', '-C', str(self.tree), 'reset', '-q', '--hard',
+                            'kbranch/base'], check=True,
+                           env={**self.env, 'GIT_CONFIG_GLOBAL': os.devnull})
+            proc = self.tool('tools/prepare')
             self.assertEqual(proc.returncode, 0, proc.stderr)
-        proc = self.tool('tools/prepare', env=hostile)     # its own tree
+            self.assertEqual(self.git('rev-parse', 'HEAD'), head)
+        proc = self.tool('tools/prepare')     # its own tree
         self.assertEqual(proc.returncode, 0, proc.stderr)
+        other = self.tmp / 'other'             # a tree made from the tarball
+        proc = self.tool('tools/prepare', env={'RECLAIM_TREE': str(other)})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.git('rev-parse', 'HEAD', cwd=other), head)
+        self.assertFalse((self.tmp / 'hooks.ran').exists())
 
     def test_dropped_commit_removes_its_patch(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
