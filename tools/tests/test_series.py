@@ -6,16 +6,18 @@ import tempfile
 import unittest
 from pathlib import Path
 
+from fixtures import Isolated
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
 import kbranch  # noqa: E402
 
 
-class SeriesTest(unittest.TestCase):
+class SeriesTest(Isolated):
 
     def setUp(self):
-        self.dir = Path(tempfile.mkdtemp(prefix='kbranch-series-'))
-        self.addCleanup(lambda: [p.unlink() for p in self.dir.iterdir()] and
-                        self.dir.rmdir())
+        super().setUp()                 # self.tmp, removed afterwards
+        self.dir = self.tmp / 'kernel-patches'
+        self.dir.mkdir()
 
     def write(self, series, *patches):
         (self.dir / 'series').write_text(series)
@@ -57,7 +59,7 @@ class SeriesTest(unittest.TestCase):
         self.assertRefused('cannot read')
 
 
-class BaseTest(unittest.TestCase):
+class BaseTest(Isolated):
 
     def load(self, text):
         with tempfile.NamedTemporaryFile('w', suffix='BASE') as f:
