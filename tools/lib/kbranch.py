@@ -218,17 +218,34 @@ def git_env(env=None):
     return full_env
 
 
+# What git says when the environment is wrong, not the request: tree is not
+# a repository (or does not exist, or belongs to another user).
+GIT_ENV_ERRORS = ('not a git repository', 'cannot change to',
+                  'dubious ownership')
+
+
 def git(tree, *args, env=None, check=True, capture=True, input=None):
-    """Runs git in tree; returns stdout (right-stripped) or raises ToolError."""
+    """Runs git in tree; returns stdout (right-stripped) or raises ToolError
+    with git's reason: EXIT_ENV if git is not installed or tree is no
+    repository git can use, EXIT_FAIL for any other failure."""
     full_env = git_env(env)
-    proc = subprocess.run(['git', '-C', str(tree), *args], env=full_env,
-                          input=input, text=True,
-                          stdout=subprocess.PIPE if capture else None,
-                          stderr=subprocess.PIPE if capture else None)
+    try:
+        proc = subprocess.run(['git', '-C', str(tree), *args], env=full_env,
+                              input=input, text=True,
+                              stdout=subprocess.PIPE if capture else None,
+                              stderr=subprocess.PIPE if capture else None)
+    except FileNotFoundError:
+        raise ToolError('git is not installed (tools/setup installs it)',
+                        EXIT_ENV) from None
     if check and proc.returncode != 0:
-        err = (proc.stderr or '').strip().splitlines()
-        last = err[-1] if err else f'exit code {proc.returncode}'
-        raise ToolError(f'git {" ".join(args[:2])} failed in {tree}: {last}')
+        err = [l for l in (proc.stderr or '').splitlines() if l.strip()]
+        said = [l for l in err if l.startswith(('fatal:', 'error:'))]
+        why = said[0] if said else err[-1] if err else \
+            f'exit code {proc.returncode}'
+        code = EXIT_ENV if any(e in l for l in err
+                               for e in GIT_ENV_ERRORS) else EXIT_FAIL
+        raise ToolError(f'git {" ".join(args[:2])} failed in {tree}: {why}',
+                        code)
     # rstrip only: porcelain formats start lines with a space.
     return (proc.stdout or '').rstrip() if capture else ''
 

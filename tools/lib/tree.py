@@ -203,8 +203,10 @@ def apply_series(tree, patches, log=print):
         if proc.returncode != 0:
             git(tree, 'am', '--abort', check=False)
             git(tree, 'reset', '-q', '--hard', orig)
-            why = [l for l in proc.stdout.splitlines()
-                   if l.startswith(('error:', 'Patch failed', 'fatal:'))]
+            # git's own reason, without its hints and its advice on
+            # continuing the am that was just aborted
+            why = [l for l in proc.stdout.splitlines() if l.strip()
+                   and not l.startswith('hint:') and '"git am --' not in l]
             raise ToolError(f'{patch.name} does not apply '
                             f'({"; ".join(why[:2]) or "git am failed"}); '
                             f'the tree is back where it was', kbranch.EXIT_FAIL)
