@@ -45,22 +45,35 @@ def _apt(args, log):
                           stderr=subprocess.STDOUT, text=True)
 
 
+def _apt_errors(proc):
+    """apt's own reason: its E: lines, else its last line."""
+    lines = [l.strip() for l in proc.stdout.splitlines() if l.strip()]
+    errors = [l for l in lines if l.startswith('E:')]
+    return '; '.join(errors or lines[-1:]) or f'exit code {proc.returncode}'
+
+
 def install(base, log=print, check_only=False):
     """Installs what is missing; returns the list of packages it installed."""
+    if not shutil.which('dpkg-query'):
+        raise ToolError(f'no dpkg-query: this is not a Debian system, so the '
+                        f'packages cannot be checked or installed here; '
+                        f'install {" ".join(kbranch.PACKAGES)} and '
+                        f'{base.package} (or their equivalents) by hand, then '
+                        f'pass --no-setup to tools/kunit and tools/e2e',
+                        kbranch.EXIT_ENV)
     want = missing(base)
     if not want:
         return []
     if check_only:
         raise ToolError(f'missing Debian packages: {" ".join(want)} '
                         f'(tools/setup installs them)', kbranch.EXIT_ENV)
-    if not shutil.which('apt-get') or not shutil.which('dpkg-query'):
-        raise ToolError(f'missing packages {" ".join(want)}, and this is not '
-                        f'a Debian system with apt-get: install them by hand',
-                        kbranch.EXIT_ENV)
+    if not shutil.which('apt-get'):
+        raise ToolError(f'missing packages {" ".join(want)}, and there is no '
+                        f'apt-get: install them by hand (then tools/kunit and '
+                        f'tools/e2e take --no-setup)', kbranch.EXIT_ENV)
     proc = _apt(['update', '-q'], log)
     if proc.returncode != 0:
-        raise ToolError(f'apt-get update failed: '
-                        f'{proc.stdout.strip().splitlines()[-1:]}',
+        raise ToolError(f'apt-get update failed: {_apt_errors(proc)}',
                         kbranch.EXIT_ENV)
     args = ['install', '-y', '-q', '--no-install-recommends']
     pinned = [f'{p}={base.debian_version}' if p == base.package else p
@@ -73,10 +86,8 @@ def install(base, log=print, check_only=False):
             f'from apt; installing its current version instead')
         proc = _apt(args + want, log)
     if proc.returncode != 0:
-        lines = [l for l in proc.stdout.splitlines() if l.startswith('E:')]
         raise ToolError(f'apt-get install {" ".join(want)} failed: '
-                        f'{"; ".join(lines) or "see apt output"}',
-                        kbranch.EXIT_ENV)
+                        f'{_apt_errors(proc)}', kbranch.EXIT_ENV)
     still = missing(base)
     if still:
         raise ToolError(f'still missing after apt-get: {" ".join(still)}',

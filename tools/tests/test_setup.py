@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """tools/setup with fake dpkg-query and apt-get in front of the real ones:
 a missing package is named, apt failures are reported, and a pinned kernel
-source version that apt no longer has falls back to the current one."""
+source version that apt no longer has falls back to the current one; on a
+host without dpkg-query or apt-get the message says what to do."""
 
 import os
+import sys
 import unittest
 
 from fixtures import ScratchRepo
@@ -19,7 +21,13 @@ printf 'install ok installed 1.0'
 APT_GET = """#!/bin/sh
 echo "apt-get $*" >> "$FAKE_LOG"
 case "$1" in
-  update) exit 0 ;;
+  update)
+    [ -n "$FAKE_UPDATE_FAILS" ] && {
+      echo "Err:1 http://deb.example.org bookworm InRelease"
+      echo "E: The repository 'http://deb.example.org bookworm Release' does not have a Release file."
+      echo "N: Updating from such a repository can't be done securely."
+      exit 100; }
+    exit 0 ;;
   install)
     for a in "$@"; do case "$a" in *=*)
       [ -n "$FAKE_NO_PIN" ] && { echo "E: Version '${a#*=}' for '${a%%=*}' was not found"; exit 100; } ;;
@@ -63,6 +71,47 @@ class SetupTest(ScratchRepo):
         self.assertEqual(proc.returncode, 3)
         self.assertIn('apt-get install qemu-system-x86 failed', proc.stderr)
         self.assertIn('Unable to locate package', proc.stderr)
+
+    def test_apt_update_failure_is_reported_in_apt_s_words(self):
+        proc = self.tool('tools/setup', env={'FAKE_MISSING': 'qemu-system-x86',
+                                             'FAKE_UPDATE_FAILS': '1'})
+        self.assertEqual(proc.returncode, 3)
+        self.assertEqual(proc.stderr.strip().splitlines()[-1],
+                         "setup: error: apt-get update failed: E: The repository "
+                         "'http://deb.example.org bookworm Release' does not have "
+                         "a Release file.")
+
+    def only(self, *names):
+        """PATH: python3 and the fakes named, nothing else."""
+        bindir = self.tmp / 'only'
+        bindir.mkdir()
+        (bindir / 'python3').symlink_to(sys.executable)
+        for name in names:
+            (bindir / name).symlink_to(self.tmp / 'bin' / name)
+        return {'PATH': str(bindir)}
+
+    def test_no_dpkg_names_the_packages_and_no_setup(self):
+        env = self.only()
+        for args in ((), ('--check',)):
+            with self.subTest(args=args):
+                proc = self.tool('tools/setup', *args, env=env)
+                self.assertEqual(proc.returncode, 3, proc.stderr)
+                err = proc.stderr.strip()
+                self.assertEqual(len(err.splitlines()), 1, err)
+                self.assertIn('no dpkg-query: this is not a Debian system', err)
+                self.assertIn('install qemu-system-x86 gcc make', err)
+                self.assertIn('linux-source-6.12 (or their equivalents) by hand, '
+                              'then pass --no-setup to tools/kunit and tools/e2e',
+                              err)
+                self.assertFalse(self.log.exists())
+
+    def test_no_apt_get_names_no_setup(self):
+        proc = self.tool('tools/setup', env={**self.only('dpkg-query'),
+                                             'FAKE_MISSING': 'bc'})
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('missing packages bc, and there is no apt-get: install '
+                      'them by hand (then tools/kunit and tools/e2e take '
+                      '--no-setup)', proc.stderr)
 
     def test_kernel_source_is_asked_for_at_the_pinned_version(self):
         proc = self.tool('tools/setup', env={'FAKE_MISSING': 'linux-source-6.12'})
