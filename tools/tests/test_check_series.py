@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
-"""tools/check-series' arguments: --bisect-from must name a patch of the
-series, and is refused before any slow check runs; its reading of the
-reviewer notes below a patch's --- line."""
+"""tools/check-series: its pure functions (the subject and changelog
+rules, the reviewer notes below a patch's --- line, the files a series
+touches, the W=1 warnings that count); its arguments (--bisect-from must
+name a patch of the series, and is refused before any slow check runs);
+a bad series file is bad input (exit 2)."""
 
 import importlib.machinery
 import importlib.util
@@ -9,7 +11,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from fixtures import REPO, ScratchRepo
+from fixtures import REPO, Isolated, ScratchRepo
 
 
 def load_check_series():
@@ -40,9 +42,10 @@ Notes (kbranch):
 """
 
 
-class NotesTest(unittest.TestCase):
+class NotesTest(Isolated):
 
     def setUp(self):
+        super().setUp()
         self.cs = load_check_series()
         self.known = {'UNKNOWN_COMMIT_ID', 'OPEN_ENDED_LINE', 'PARENTHESIS_ALIGNMENT'}
 
@@ -61,6 +64,18 @@ class NotesTest(unittest.TestCase):
         self.assertIn('NOT_A_TYPE is not a checkpatch type', problems[0])
         self.assertIn('does not start with a checkpatch type name', problems[1])
 
+    def test_type_lists_and_other_lines(self):
+        types, problems = self.cs.justified_types(
+            'checkpatch: A_B, C and D9 are fine here\n'
+            'checkpatch: E\n'
+            'Checkpatch: LOWER is not a justification\n'
+            'a line about checkpatch: F\n', known=None)
+        self.assertEqual(types, {'A_B', 'C', 'D9', 'E'})
+        self.assertEqual(problems, [])
+        types, problems = self.cs.justified_types('checkpatch: A_B reason', set())
+        self.assertEqual(types, {'A_B'})
+        self.assertEqual(len(problems), 1, problems)
+
     def test_a_justification_in_the_changelog_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
             good = Path(tmp) / 'good.patch'
@@ -73,16 +88,148 @@ class NotesTest(unittest.TestCase):
             self.assertIn('below the --- line', problems[0])
 
 
+class ChangelogTest(Isolated):
+
+    def setUp(self):
+        super().setUp()
+        self.cs = load_check_series()
+
+    def test_subject_needs_a_subsystem_prefix(self):
+        for subject in ('Subject: [PATCH] mm/vmscan: add a KUnit suite',
+                        'Subject: [PATCH v2 03/18] nfs: let reclaim wait',
+                        'Subject: [PATCH] mm/vmscan: lockdep: two levels',
+                        'Subject: [PATCH] mm,vmscan: no space after the comma'):
+            with self.subTest(subject=subject):
+                self.assertTrue(self.cs.SUBJECT_RE.match(subject))
+        for subject in ('Subject: [PATCH] Add a thing',
+                        'Subject: [PATCH] MM: capitals',
+                        'Subject: [PATCH] mm/vmscan:no space',
+                        'Subject: [PATCH] mm/vmscan: ',
+                        'Subject: mm/vmscan: no [PATCH]',
+                        'Subject: [PATCH] mm, vmscan: a space in the prefix'):
+            with self.subTest(subject=subject):
+                self.assertFalse(self.cs.SUBJECT_RE.match(subject))
+
+    def problems(self, text):
+        patch = self.tmp / 'x.patch'
+        patch.write_text(text)
+        return self.cs.check_changelog(patch)
+
+    def test_each_rule(self):
+        head = 'From: A <a@example.org>\nSubject: {}\n\n'
+        sob = 'Signed-off-by: A <a@example.org>\n'
+        body = 'What.\nWhy.\nTested how.\n'
+        good = '[PATCH] mm: a change'
+        self.assertEqual(self.problems(head.format(good) + body + sob +
+                                       '---\n mm/x.c | 1 +\n'), [])
+        for text, why in (
+                (head.format('[PATCH] a change') + body + sob,
+                 "subject needs a subsystem prefix (\"mm/vmscan: ...\"): "
+                 "'Subject: [PATCH] a change'"),
+                # tags are not the changelog; lines below --- are not either
+                (head.format(good) + 'What.\nWhy.\n' + sob +
+                 'Reviewed-by: B <b@example.org>\n---\nTested how.\n',
+                 'the changelog must say what, why and how it was tested '
+                 '(fewer than 3 lines)'),
+                (head.format(good) + body + '---\n' + sob, 'no Signed-off-by'),
+                (head.format(good) + body + 'checkpatch: X why\n' + sob,
+                 'a "checkpatch: " line in the changelog')):
+            with self.subTest(why=why):
+                problems = self.problems(text)
+                self.assertEqual(len(problems), 1, problems)
+                self.assertIn(why, problems[0])
+
+
+class FilesTest(Isolated):
+
+    def setUp(self):
+        super().setUp()
+        self.cs = load_check_series()
+
+    def test_touched_files_in_order_once(self):
+        one = self.tmp / '1.patch'
+        one.write_text('--- a/mm/vmscan.c\n+++ b/mm/vmscan.c\n@@ -1 +1 @@\n'
+                       '--- /dev/null\n+++ b/mm/tests/new_kunit.c\n'
+                       '--- a/mm/gone.c\n+++ /dev/null\n')
+        two = self.tmp / '2.patch'
+        two.write_text('+++ b/include/linux/swap.h\n+++ b/mm/vmscan.c\n'
+                       ' +++ b/not/a/header.c\n')
+        self.assertEqual(self.cs.touched_files([one, two]),
+                         ['mm/vmscan.c', 'mm/tests/new_kunit.c',
+                          'include/linux/swap.h'])
+
+    def test_w1_warnings_in_touched_files_only(self):
+        files = ['mm/vmscan.c', 'mm/tests/vmscan_isolation_kunit.c']
+        output = '\n'.join([
+            '  CC      mm/vmscan.o',
+            '../mm/vmscan.c:120:6: warning: no previous prototype for '
+            '\u2018f\u2019 [-Wmissing-prototypes]',
+            '/src/linux/mm/tests/vmscan_isolation_kunit.c:7:1: warning: '
+            'unused variable \u2018x\u2019',
+            'In file included from mm/vmscan.c:7:',
+            'include/linux/mm.h:3:4: warning: in a header the series does '
+            'not touch',
+            'xmm/vmscan.c:1:1: warning: another file whose name ends alike',
+            'mm/vmscan.c:12:3: error: an error, not a warning',
+            'mm/vmscan.c:12: warning: no column'])
+        self.assertEqual(self.cs.w1_warnings(output, files),
+                         output.splitlines()[1:3])
+
+
+class SeriesFileTest(ScratchRepo):
+
+    def test_a_bad_series_is_bad_input(self):
+        # no prepared tree: the series is checked first
+        (self.patches / 'series').write_text('0001-missing.patch\n')
+        proc = self.tool('tools/check-series')
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[0], 'FAIL series')
+        self.assertIn('0001-missing.patch does not exist', lines[1])
+        self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
+        self.assertNotIn('applies', proc.stdout)
+
+    def test_a_patch_that_does_not_apply_is_named_with_git_s_reason(self):
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.commit_change(3, 'three again', 'mm/vmscan: change three again')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (self.patches / 'series').write_text(
+            '0002-mm-vmscan-change-three-again.patch\n'
+            '0001-mm-vmscan-change-three.patch\n')
+        proc = self.tool('tools/check-series')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        why = lines[lines.index('FAIL applies') + 1].strip()
+        self.assertEqual(why, '0002-mm-vmscan-change-three-again.patch does not '
+                              'apply on top of the ones before it: error: patch '
+                              'failed: mm/vmscan.c:1; error: mm/vmscan.c: patch '
+                              'does not apply')
+
+
 class BisectFromTest(ScratchRepo):
 
-    def test_out_of_range_is_refused(self):
+    def test_out_of_range_is_refused_before_any_check(self):
+        # one patch, so that the checks of a patch could run first
         self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
         for bad in ('0', '2'):
-            proc = self.tool('tools/check-series', '--bisect', '--bisect-from', bad)
-            self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-            self.assertIn(f'--bisect-from {bad}: the series has 0 patches',
-                          proc.stderr)
-            self.assertNotIn('builds', proc.stdout)
+            with self.subTest(bad=bad):
+                proc = self.tool('tools/check-series', '--bisect',
+                                 '--bisect-from', bad)
+                self.assertEqual(proc.stdout, '')   # no check ran
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertEqual(proc.stderr.strip(),
+                                 f'check-series: error: --bisect-from {bad}: '
+                                 f'the series has 1 patch')
+
+    def test_bisect_from_needs_bisect(self):
+        proc = self.tool('tools/check-series', '--bisect-from', '1')
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stderr.strip(),
+                         'check-series: error: --bisect-from needs --bisect')
+        self.assertEqual(proc.stdout, '')
 
 
 if __name__ == '__main__':
