@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0
+"""ci/: how ci/test counts a step and sums the steps up, its exit codes, and
+ci/run-suites never keeping the console of one boot as another suite's."""
+
+import importlib.machinery
+import importlib.util
+import json
+import sys
+from unittest import mock
+
+from fixtures import REPO, Isolated, ScratchRepo
+
+
+def load(path, name):
+    loader = importlib.machinery.SourceFileLoader(name, str(REPO / path))
+    spec = importlib.util.spec_from_loader(name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+class CountTest(Isolated):
+
+    def setUp(self):
+        super().setUp()
+        self.ci = load('ci/test', 'ci_test')
+
+    def test_count_lines_of_each_tool(self):
+        for line, counts in (
+                ('tools: 97 passed, 0 failed, 0 skipped\n', (97, 0, 0)),
+                ('kunit: 3 passed, 2 failed, 1 skipped', (3, 2, 1)),
+                ('check-series: 40 passed, 1 failed', (40, 1, 0)),
+                ('e2e: 1 passed, 0 failed, 0 skipped', (1, 0, 0)),
+                ('  12 passed, 0 failed, 0 skipped  ', (12, 0, 0))):
+            with self.subTest(line=line):
+                self.assertEqual(self.ci.step_counts(['noise\n', line], 0), counts)
+
+    def test_other_lines_do_not_count(self):
+        for line in ('FAILED alpha: 3 passed, 1 failed',
+                     'kunit: 3 passed, 1 failed, 0 skipped (roughly)',
+                     'a b: 3 passed, 1 failed',
+                     '3 passed, 1 failed, 0 skipped, 2 flaky'):
+            with self.subTest(line=line):
+                self.assertEqual(self.ci.step_counts([line], 0), (1, 0, 0))
+
+    def test_the_last_count_line_wins(self):
+        self.assertEqual(self.ci.step_counts(
+            ['kunit: 1 passed, 0 failed, 0 skipped',
+             'kunit: 5 passed, 1 failed, 2 skipped'], 1), (5, 1, 2))
+
+    def test_a_step_without_a_count_is_one_check(self):
+        self.assertEqual(self.ci.step_counts(['setup: all packages present'], 0),
+                         (1, 0, 0))
+        self.assertEqual(self.ci.step_counts([], 3), (0, 1, 0))
+
+    def test_a_failing_step_counts_a_failure(self):
+        # e.g. a crash after the count line, or a count that missed one
+        self.assertEqual(self.ci.step_counts(
+            ['tools: 97 passed, 0 failed, 0 skipped'], 1), (97, 1, 0))
+        self.assertEqual(self.ci.step_counts(
+            ['kunit: 3 passed, 2 failed, 0 skipped'], 1), (3, 2, 0))
+
+    def test_totals(self):
+        rows = [('setup', (1, 0, 0), 0, 1.0),
+                ('tools', (97, 0, 2), 0, 20.0),
+                ('kunit default', (300, 1, 4), 1, 900.0)]
+        self.assertEqual(self.ci.totals(rows), (398, 1, 6))
+        self.assertEqual(self.ci.totals([]), (0, 0, 0))
+
+    def test_bad_arguments_exit_2_before_any_step(self):
+        with mock.patch.object(self.ci, 'step',
+                               side_effect=AssertionError('a step ran')), \
+                mock.patch.object(sys, 'argv', ['ci/test', '--no-such-option']), \
+                mock.patch('sys.stderr'):
+            with self.assertRaises(SystemExit) as ctx:
+                self.ci.main()
+        self.assertEqual(ctx.exception.code, 2)
+
+
+# A kunit.py that boots alpha, and dies before booting delta (as when QEMU
+# cannot start): delta's boot writes no console.
+KUNIT_PY = r'''#!/usr/bin/env python3
+import json, os, sys
+args = sys.argv[1:]
+opts = dict(a[2:].split('=', 1) for a in args if a.startswith('--') and '=' in a)
+words = [a for a in args if not a.startswith('--')]
+build = opts.get('build_dir', '.')
+if words[0] == 'build':
+    sys.exit(0)
+if words[0] == 'parse':
+    sys.stdout.write(open(words[1]).read())
+    sys.exit(0)
+if '--list_tests' in args:
+    print('alpha.one\ndelta.one')
+    sys.exit(0)
+if words[-1] == 'delta':
+    print('qemu-system-x86_64: cannot start')
+    sys.exit(1)
+open(os.path.join(build, 'test.log'), 'w').write('KTAP version 1\n1..1\nok 1 alpha\n')
+json.dump({'name': 'KUnit Test Group', 'test_cases': [], 'sub_groups': [
+    {'name': 'alpha', 'sub_groups': [],
+     'test_cases': [{'name': 'one', 'status': 'PASS'}]}]}, open(opts['json'], 'w'))
+'''
+
+
+class StaleConsoleTest(ScratchRepo):
+
+    def test_a_boot_that_never_started_keeps_no_console(self):
+        self.prepared()
+        kunit = self.tree / 'tools' / 'testing' / 'kunit' / 'kunit.py'
+        kunit.parent.mkdir(parents=True)
+        kunit.write_text(KUNIT_PY)
+        with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
+            f.write('/tools/testing/kunit/\n')
+        results = self.tmp / 'results' / 'default'
+        proc = self.tool('ci/run-suites')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 1 passed, 1 failed, 0 skipped')
+        self.assertIn('ok 1 alpha', (results / 'alpha.log').read_text())
+        # not alpha's console under delta's name
+        self.assertFalse((results / 'delta.log').exists())
+        self.assertFalse((results / 'delta.ktap').exists())
+        self.assertIn(f'FAILED delta: kunit.py exit 1 before the kernel wrote a '
+                      f'console (see {results / "delta.txt"})', proc.stdout)
+        self.assertIn('cannot start', (results / 'delta.txt').read_text())
+        summary = json.loads((results / 'summary.json').read_text())
+        self.assertEqual(summary['delta']['note'], 'no console')
+
+
+if __name__ == '__main__':
+    import unittest
+    unittest.main()
