@@ -168,7 +168,8 @@ def read_series(patch_dir=None):
 
     Every name must exist and every *.patch file must be listed: a patch that
     is on disk but not in series (or the reverse) is a mistake that would
-    silently change what gets tested.
+    silently change what gets tested.  The cover letter (COVER_LETTER) is
+    not a patch: never listed, never applied.
     """
     patch_dir = Path(patch_dir) if patch_dir else PATCH_DIR
     series = patch_dir / 'series'
@@ -181,7 +182,7 @@ def read_series(patch_dir=None):
         line = line.strip()
         if not line or line.startswith('#'):
             continue
-        if '/' in line or not line.endswith('.patch'):
+        if '/' in line or not line.endswith('.patch') or line == COVER_LETTER:
             raise ToolError(f'{series}:{num}: {line!r} is not a patch file '
                             f'name in kernel-patches/', EXIT_USAGE)
         if not (patch_dir / line).is_file():
@@ -192,7 +193,7 @@ def read_series(patch_dir=None):
                             EXIT_USAGE)
         names.append(line)
     unlisted = sorted(p.name for p in patch_dir.glob('*.patch')
-                      if p.name not in names)
+                      if p.name not in names and p.name != COVER_LETTER)
     if unlisted:
         raise ToolError(f'{series} does not list {", ".join(unlisted)}; '
                         f'export the series again (tools/export) or delete '
@@ -257,13 +258,18 @@ def rev(tree, name):
     return out or None
 
 
+# git format-patch as the export tool runs it (the tree's own configuration
+# cannot change these).
+FORMAT_PATCH = ['-c', 'core.abbrev=12', '-c', 'diff.noprefix=false',
+                '-c', 'diff.mnemonicPrefix=false', '-c', 'format.signOff=false',
+                'format-patch', '--zero-commit', '--no-thread', '--abbrev=12',
+                '--suffix=.patch']
+
+
 def format_patches(tree, rev_range, outdir):
     """git format-patch exactly as the export tool writes the series."""
-    git(tree, '-c', 'core.abbrev=12', '-c', 'diff.noprefix=false',
-        '-c', 'diff.mnemonicPrefix=false', '-c', 'format.signOff=false',
-        'format-patch', '--zero-commit', '--no-signature', '-N',
-        '--no-cover-letter', '--no-thread', '--abbrev=12', f'--notes={NOTES}',
-        '--output-directory', str(outdir), rev_range)
+    git(tree, *FORMAT_PATCH, '--no-signature', '-N', '--no-cover-letter',
+        f'--notes={NOTES}', '--output-directory', str(outdir), rev_range)
     return sorted(Path(outdir).glob('*.patch'))
 
 
@@ -329,3 +335,9 @@ def kernel_version(tree):
 
 def which(program):
     return shutil.which(program)
+
+
+# The series' cover letter, which tools/export writes next to the patches
+# (from COVER_TEXT, kept by hand in kernel-patches/): a mail, not a patch.
+COVER_LETTER = '0000-cover-letter.patch'
+COVER_TEXT = 'cover-letter.txt'

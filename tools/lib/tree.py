@@ -2,7 +2,6 @@
 """The prepared kernel tree: create it from the tarball, bring it to
 base + series, and refuse to touch it when it holds work of its own."""
 
-import filecmp
 import hashlib
 import os
 import shutil
@@ -117,22 +116,89 @@ def create(base, tree, log=print):
 
 
 def _applied_file(tree):
-    """Where tools/prepare records the patches it applied to tree."""
+    """Where tools/prepare records the commits it applied to tree: one line
+    per commit, its _patch_key().  A line with one sha256 alone is the
+    record of an older tools/prepare: the digest of a patch file it applied
+    (_digest), still read."""
     return Path(git(tree, 'rev-parse', '--absolute-git-dir')) / 'kbranch-applied'
 
 
 def _digest(patch):
+    """What an older tools/prepare recorded: the sha256 of a patch file."""
     return hashlib.sha256(Path(patch).read_bytes()).hexdigest()
+
+
+def _stripspace(text):
+    """The message as git am commits it (git stripspace): no trailing
+    blanks, no blank lines at either end, one blank line between
+    paragraphs."""
+    lines, blank = [], False
+    for line in text.split('\n'):
+        line = line.rstrip()
+        if not line:
+            blank = bool(lines)
+            continue
+        if blank:
+            lines.append('')
+            blank = False
+        lines.append(line)
+    return ''.join(l + '\n' for l in lines)
+
+
+def _patch_key(tree, patch, scratch):
+    """What makes two patch files the same patch: 'PATCH-ID MESSAGE', the
+    patch-id of its diff (git patch-id --stable: line numbers, whitespace
+    and index lines do not count) and the sha256 of the author and message
+    git am takes from it (git mailinfo, as am runs it in tree: the subject
+    without its [PATCH ...] prefix and the changelog; not the diffstat,
+    notes or signature).  A changelog reworded with the same diff is
+    another patch: prepare must apply it again."""
+    data = Path(patch).read_bytes()
+    proc = subprocess.run(['git', '-C', str(tree), 'patch-id', '--stable'],
+                          input=data, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, env=kbranch.git_env())
+    ids = proc.stdout.split()
+    patch_id = ids[0].decode() if proc.returncode == 0 and ids else 'no-diff'
+    msg, rest = Path(scratch) / 'mailinfo.msg', Path(scratch) / 'mailinfo.diff'
+    msg.unlink(missing_ok=True)
+    proc = subprocess.run(['git', '-C', str(tree), 'mailinfo', str(msg),
+                           str(rest)], input=data, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL, env=kbranch.git_env())
+    info = {}
+    for line in proc.stdout.decode(errors='replace').splitlines():
+        key, sep, value = line.partition(': ')
+        if sep:
+            info[key] = value
+    body = msg.read_text(errors='replace') if msg.is_file() else ''
+    text = (f'{info.get("Author", "")} <{info.get("Email", "")}>\n\n' +
+            _stripspace(f'{info.get("Subject", "")}\n\n{body}'))
+    return f'{patch_id} {hashlib.sha256(text.encode()).hexdigest()}'
+
+
+def _recorded(tree):
+    """The keys and the older digests _applied_file() holds."""
+    keys, digests = set(), set()
+    path = _applied_file(tree)
+    if path.is_file():
+        for line in path.read_text(errors='replace').splitlines():
+            fields = line.split()
+            if len(fields) == 2:
+                keys.add(' '.join(fields))
+            elif len(fields) == 1:
+                digests.add(fields[0])
+    return keys, digests
 
 
 def _pending_work(tree, series, tmpdir):
     """Compares the tree's commits above the base with the series.
 
-    Returns (applied, stale, problems): how many series patches the tree
-    already holds, in order; how many commits above those are patches an
-    earlier tools/prepare applied and nobody changed since (a series that
-    was replaced, by a pull say: they may be replaced in turn); and a list
-    of reasons the tree holds work of its own.
+    A commit is a series patch when its git format-patch has the patch's
+    _patch_key() (the same diff, author and message, whatever the
+    formatting).  Returns (applied, stale, problems): how many series
+    patches the tree already holds, in order; how many commits above those
+    are commits an earlier tools/prepare applied and nobody changed since
+    (a series that was replaced, by a pull say: they may be replaced in
+    turn); and a list of reasons the tree holds work of its own.
     """
     problems = []
     dirty = git(tree, 'status', '--porcelain')
@@ -148,17 +214,17 @@ def _pending_work(tree, series, tmpdir):
         problems.append(f'HEAD is not based on {kbranch.TAG_BASE}')
         return 0, 0, problems
     exported = kbranch.format_patches(tree, f'{base}..{head}', tmpdir)
+    keys = [_patch_key(tree, p, tmpdir) for p in exported]
     applied = 0
-    for mine, theirs in zip(exported, series):
-        if not filecmp.cmp(mine, theirs, shallow=False):
+    for key, theirs in zip(keys, series):
+        if key != _patch_key(tree, theirs, tmpdir):
             break
         applied += 1
     stale = 0
     if applied < len(exported):
-        known = set()
-        if _applied_file(tree).is_file():
-            known = set(_applied_file(tree).read_text().split())
-        if all(_digest(p) in known for p in exported[applied:]):
+        known, digests = _recorded(tree)
+        if all(key in known or _digest(mine) in digests
+               for key, mine in zip(keys[applied:], exported[applied:])):
             stale = len(exported) - applied
         else:
             extra = git(tree, 'log', '--format=%h %s', '--reverse',
@@ -167,6 +233,15 @@ def _pending_work(tree, series, tmpdir):
                             f'kernel-patches/ ({"; ".join(extra[:3])}'
                             f'{" ..." if len(extra) > 3 else ""})')
     return applied, stale, problems
+
+
+def _record_applied(tree, since):
+    """Records the commits above since, which tools/prepare just applied."""
+    with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
+        done = kbranch.format_patches(tree, f'{since}..HEAD', tmpdir)
+        keys = [_patch_key(tree, p, tmpdir) for p in done]
+    with _applied_file(tree).open('a') as f:
+        f.writelines(key + '\n' for key in keys)
 
 
 def _save_work(tree, log):
@@ -214,9 +289,8 @@ def apply_series(tree, patches, log=print):
         if notes:
             git(tree, 'notes', f'--ref={kbranch.NOTES}', 'add', '-f', '-F', '-',
                 'HEAD', input=notes + '\n', env=kbranch.BASE_ENV)
-        with _applied_file(tree).open('a') as f:
-            f.write(_digest(patch) + '\n')
         log(f'applied {patch.name}')
+    _record_applied(tree, orig)
     return len(patches)
 
 

@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: GPL-2.0
 """tools/export: stable files, no diff on re-export, round trip through
-tools/prepare, and refusing to export half the work."""
+tools/prepare, the cover letter, and refusing to export half the work."""
 
 import os
 import subprocess
 import unittest
 
 from fixtures import ScratchRepo, snapshot
+
+COVER = 'Reclaim: tests for the isolation throttle'
+COVER_TEXT = (f'{COVER}\n\nThe problem, the design\nand the numbers.\n\n'
+              'Second paragraph.\n')
 
 
 class ExportTest(ScratchRepo):
@@ -16,6 +20,8 @@ class ExportTest(ScratchRepo):
         self.prepared()
         self.commit_change(3, 'three', 'mm/vmscan: change three')
         self.commit_change(8, 'eight', 'mm/vmscan: change eight')
+        (self.patches / 'cover-letter.txt').write_text(COVER_TEXT)
+        self.cover = self.patches / '0000-cover-letter.patch'
 
     def test_export_writes_numbered_patches_and_series(self):
         proc = self.tool('tools/export')
@@ -120,7 +126,8 @@ class ExportTest(ScratchRepo):
         proc = self.tool('tools/export')
         self.assertIn('removed', proc.stdout)
         self.assertEqual(sorted(p.name for p in self.patches.glob('*.patch')),
-                         ['0001-mm-vmscan-change-three.patch'])
+                         ['0000-cover-letter.patch',
+                          '0001-mm-vmscan-change-three.patch'])
 
     def test_files_it_did_not_write_are_never_removed(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
@@ -144,9 +151,152 @@ class ExportTest(ScratchRepo):
         (self.tree / 'mm' / 'vmscan.c').write_text('half done\n')
         before = snapshot(self.patches)
         proc = self.tool('tools/export')
-        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.returncode, 4, 'refused: the tree holds work')
         self.assertIn('uncommitted changes', proc.stderr)
+        self.assertIn('nothing was written', proc.stderr)
         self.assertEqual(snapshot(self.patches), before)
+        proc = self.tool('tools/export', '--allow-dirty')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('0002-mm-vmscan-change-eight.patch', proc.stdout)
+
+    def test_an_operation_in_progress_is_refused(self):
+        # a cherry-pick that stops on a conflict
+        self.git('checkout', '-q', '-b', 'side', 'kbranch/base')
+        self.commit_change(3, 'three, otherwise', 'mm/vmscan: other three')
+        self.git('checkout', '-q', 'main')
+        proc = subprocess.run(['git', '-C', str(self.tree), 'cherry-pick',
+                               'side'], env=self.env, capture_output=True)
+        self.assertNotEqual(proc.returncode, 0)
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export', '--allow-dirty')
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn('git cherry-pick in progress', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+
+    # --- the cover letter ---------------------------------------------
+
+    def test_cover_letter_has_the_form_of_format_patch_s(self):
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('wrote ', proc.stdout)
+        text = self.cover.read_text()
+        last = self.git('log', '-1', '--format=%an <%ae>%n%aD')
+        head, body = text.split('\n\n', 1)
+        self.assertEqual(head.splitlines(), [
+            'From 0000000000000000000000000000000000000000 Mon Sep 17 '
+            '00:00:00 2001',
+            f'From: {last.splitlines()[0]}',
+            f'Date: {last.splitlines()[1]}',
+            f'Subject: [PATCH 0/2] {COVER}'])
+        shortlog = self.git('shortlog', '-w72,2,4', 'kbranch/base..HEAD')
+        diffstat = subprocess.run(
+            ['git', '-C', str(self.tree), 'diff', '--stat=72', '--summary',
+             'kbranch/base..HEAD'], env=self.env, text=True, check=True,
+            stdout=subprocess.PIPE).stdout.rstrip('\n')
+        self.assertEqual(body, 'The problem, the design\nand the numbers.\n\n'
+                         'Second paragraph.\n\n'
+                         f'{shortlog}\n\n{diffstat}\n\n\n'
+                         'base-commit: v6.12.118\n'
+                         '(v6.12.118 is the upstream release of the base: the '
+                         'series applies to\nDebian\'s linux-source-6.12 '
+                         '6.12.118-1~deb12u1, which is v6.12.118 with\n'
+                         'Debian\'s patches, and is not tested on plain '
+                         'v6.12.118)\n-- \ntools/export\n\n')
+        self.assertIn('Test Author (2):\n  mm/vmscan: change three\n', body)
+        # not a patch of the series
+        self.assertNotIn(self.cover.name,
+                         (self.patches / 'series').read_text())
+        before = snapshot(self.patches)
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        proc = self.prepared()
+        self.assertIn('2 newly applied', proc.stdout)
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertEqual(snapshot(self.patches), before,
+                         'the same commits, elsewhere: the same bytes')
+
+    def test_cover_letter_follows_its_text_and_the_series(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (self.patches / 'cover-letter.txt').write_text(
+            COVER_TEXT.replace('Second', 'Another'))
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.stdout.splitlines(), [f'wrote {self.cover}'])
+        self.assertIn('\nAnother paragraph.\n', self.cover.read_text())
+        self.commit_change(9, 'nine', 'mm/vmscan: change nine')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        text = self.cover.read_text()
+        self.assertIn(f'Subject: [PATCH 0/3] {COVER}\n', text)
+        self.assertIn('  mm/vmscan: change nine\n', text)
+        # no series, no cover letter; one it wrote is removed
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f'removed {self.cover}', proc.stdout)
+        self.assertFalse(self.cover.exists())
+        self.assertEqual(sorted(p.name for p in self.patches.iterdir()),
+                         ['BASE', 'cover-letter.txt', 'series'])
+
+    def test_no_cover_text_no_cover_letter(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (self.patches / 'cover-letter.txt').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('cover-letter.txt: no cover letter written', proc.stdout)
+        self.assertIn(f'removed {self.cover}', proc.stdout)
+        self.assertFalse(self.cover.exists())
+
+    def test_long_subject_is_folded_as_git_folds_it(self):
+        # first lines of every length around the limit, three lines, and
+        # a word longer than a line
+        words = ' '.join(f'word{i:02d}' for i in range(25))
+        for subject in [f'{"x" * n} {words}' for n in range(1, 9)] + \
+                [f'short {"y" * 90} end']:
+            (self.patches / 'cover-letter.txt').write_text(
+                f'{subject}\n\nText.\n')
+            self.assertEqual(self.tool('tools/export').returncode, 0)
+            mine = self.cover.read_text().split('\nSubject: ', 1)[1]
+            mine = mine.split('\n\n', 1)[0]
+            self.git('commit', '-q', '--amend', '-m', subject)
+            theirs = self.git('format-patch', '--stdout', '-1', '-N',
+                              '--subject-prefix=PATCH 0/2', 'HEAD')
+            theirs = theirs.split('\nSubject: ', 1)[1].split('\n\n', 1)[0]
+            self.assertEqual(mine, theirs, subject)
+            self.git('reset', '-q', '--hard', 'HEAD@{1}')
+
+    def test_bad_cover_text(self):
+        before = snapshot(self.patches)
+        for text, why in (('A subject\nno blank line\n', 'expected a subject'),
+                          ('\n\nno subject\n', 'expected a subject'),
+                          ('A subject\n\n', 'expected a subject'),
+                          ('A subject\n\nna\u00efve\n', 'cover-letter.txt:3: '
+                                                          'not ASCII')):
+            (self.patches / 'cover-letter.txt').write_text(text)
+            proc = self.tool('tools/export')
+            self.assertEqual(proc.returncode, 2, text)
+            self.assertIn(why, proc.stderr)
+            self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        (self.patches / 'cover-letter.txt').write_text(COVER_TEXT)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_a_cover_letter_it_did_not_write_is_kept(self):
+        other = self.tmp / 'outgoing'
+        other.mkdir()
+        theirs = other / '0000-cover-letter.patch'
+        theirs.write_text('Subject: [PATCH 0/5] my own series\n\nblurb\n'
+                          '-- \n2.39.5\n\n')
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn('was not written by tools/export', proc.stderr)
+        self.assertEqual(sorted(p.name for p in other.iterdir()),
+                         ['0000-cover-letter.patch'], 'nothing was written')
+        (self.patches / 'cover-letter.txt').unlink()
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(theirs.read_text(), 'Subject: [PATCH 0/5] my own '
+                         'series\n\nblurb\n-- \n2.39.5\n\n')
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(theirs.is_file(), 'never removed')
 
     def test_no_tree(self):
         proc = self.tool('tools/export', env={'RECLAIM_TREE': str(self.tmp / 'none')})

@@ -2,7 +2,9 @@
 """tools/prepare: creating the tree, applying the series, refusing to touch
 work, --force, and version mismatches."""
 
+import hashlib
 import shutil
+import subprocess
 import unittest
 
 from fixtures import ScratchRepo, make_tarball, snapshot
@@ -133,6 +135,100 @@ class PrepareTest(ScratchRepo):
         self.assertEqual(self.git('log', '-1', '--format=%s'),
                          'mm/vmscan: change eight, reworded')
         self.assertEqual(self.git('rev-list', '--count', 'kbranch/base..HEAD'), '2')
+
+    def test_a_patch_formatted_otherwise_is_the_same_patch(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'),
+                         (8, 'eight', 'mm/vmscan: change eight'))
+        self.prepared()
+        head = self.git('rev-parse', 'HEAD')
+        # the same commits as another git format-patch would write them:
+        # numbered, another prefix, 7-digit index lines, a To: header,
+        # a diffstat of another width, a signature, and notes
+        self.git('notes', '--ref=kbranch', 'add', '-f', '-m', 'a note', 'HEAD')
+        out = self.tmp / 'other'
+        self.git('format-patch', '-q', '--numbered', '--subject-prefix=RFC PATCH',
+                 '--abbrev=7', '--to=someone@example.org', '--stat=40',
+                 '--signature=2.99.0', '--notes=kbranch', '-o', str(out),
+                 'kbranch/base..HEAD')
+        for mine, theirs in zip(sorted(self.patches.glob('0*.patch')),
+                                sorted(out.glob('*.patch'))):
+            self.assertNotEqual(mine.read_bytes(), theirs.read_bytes())
+            mine.write_bytes(theirs.read_bytes())
+        before = snapshot(self.tree)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('up to date', proc.stdout)
+        self.assertEqual(self.git('rev-parse', 'HEAD'), head)
+        self.assertEqual(snapshot(self.tree), before)
+
+    def test_a_commit_the_user_reworded_is_work(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'))
+        self.prepared()
+        # the same diff, another changelog: not what prepare applied
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change three\n\nMy own better changelog.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        before = snapshot(self.tree)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertIn('1 commit(s) that are not in kernel-patches/ ',
+                      proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+
+    def test_what_prepare_applied_is_recorded_by_patch_id_and_message(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'),
+                         (8, 'eight', 'mm/vmscan: change eight'))
+        self.prepared()
+        lines = (self.tree / '.git' / 'kbranch-applied').read_text().splitlines()
+        self.assertEqual(len(lines), 2)
+        for line, commit in zip(lines, ('HEAD~1', 'HEAD')):
+            patch_id = subprocess.run(
+                ['git', '-C', str(self.tree), 'patch-id', '--stable'],
+                input=self.git('show', commit) + '\n', env=self.env,
+                text=True, stdout=subprocess.PIPE, check=True).stdout.split()[0]
+            self.assertRegex(line, r'^[0-9a-f]{40} [0-9a-f]{64}$')
+            self.assertEqual(line.split()[0], patch_id)
+
+    def test_an_older_prepare_s_record_is_still_read(self):
+        # machine A: a series of two, applied by an older tools/prepare,
+        # which recorded the sha256 of each patch file
+        self.add_patches((3, 'three', 'mm/vmscan: change three'),
+                         (8, 'eight', 'mm/vmscan: change eight'))
+        self.prepared()
+        (self.tree / '.git' / 'kbranch-applied').write_text(''.join(
+            hashlib.sha256(p.read_bytes()).hexdigest() + '\n'
+            for p in sorted(self.patches.glob('0*.patch'))))
+        applied_v1 = self.git('rev-parse', 'HEAD')
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change eight, reworded\n\nWhy.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.git('reset', '-q', '--hard', applied_v1)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn('replacing 1 commit(s) of an earlier series',
+                      proc.stderr)
+        self.assertEqual(self.git('log', '-1', '--format=%s'),
+                         'mm/vmscan: change eight, reworded')
+
+    def test_the_cover_letter_is_not_applied(self):
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        (self.patches / 'cover-letter.txt').write_text(
+            'The series\n\nWhat it does.\n')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertTrue((self.patches / '0000-cover-letter.patch').is_file())
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        proc = self.prepared()
+        self.assertIn('+ 1 patch(es) (1 newly applied)', proc.stdout)
+        self.assertEqual(self.git('rev-list', '--count', 'kbranch/base..'), '1')
+        # and it is never a line of the series
+        (self.patches / 'series').write_text(
+            '0000-cover-letter.patch\n0001-mm-vmscan-change-three.patch\n')
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("series:1: '0000-cover-letter.patch' is not a patch",
+                      proc.stderr)
 
     def test_unexported_commit_is_refused(self):
         self.prepared()
