@@ -17,7 +17,9 @@ import re
 import shutil
 import statistics
 import subprocess
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, Callable, Sequence, TypedDict
 
 import kbranch
 import kunitpy
@@ -41,23 +43,24 @@ HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
 # The three policies, as the nfs module parameters each boot gets.  The
 # unbounded wait exists only with CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED,
 # which kunit/e2e.config sets.
-POLICIES = {
+POLICIES: dict[str, dict[str, int]] = {
     'none': {'nfs.release_wait_local_ms': 0},
     'bounded': {'nfs.release_wait_local_ms': 100},
     'unbounded': {'nfs.release_wait_unbounded': 1},
 }
 
 
-def policy_params(policy):
+def policy_params(policy: str) -> list[str]:
     """The kernel command line words of @policy."""
     return [f'{k}={v}' for k, v in POLICIES[policy].items()]
 
 
-def policy_bound(policy):
+def policy_bound(policy: str) -> int | None:
     """The local budget of @policy in ms; None for no bound."""
     if POLICIES[policy].get('nfs.release_wait_unbounded'):
         return None
     return POLICIES[policy].get('nfs.release_wait_local_ms')
+
 
 # A bounded wait may overrun its bound by scheduling delays; under TCG on a
 # loaded 2-core host those reach hundreds of milliseconds (the KUnit suite
@@ -83,21 +86,21 @@ STALL_RECLAIM_CALLS = 17
 STALL_KILL_S = 10
 
 
-def e2e_dir():
+def e2e_dir() -> Path:
     return kbranch.cache_dir() / 'e2e'
 
 
-def initramfs_path():
+def initramfs_path() -> Path:
     return e2e_dir() / 'initramfs.cpio.gz'
 
 
-def kernel_path():
+def kernel_path() -> Path:
     return kbranch.build_dir('e2e') / 'arch/x86/boot/bzImage'
 
 
 # --- the initramfs ---------------------------------------------------------
 
-def download(packages, debs, log):
+def download(packages: list[str], debs: Path, log: Callable[[str], object]) -> None:
     """apt-get download of every package not already in debs/."""
     debs.mkdir(parents=True, exist_ok=True)
     have = {p.name.split('_', 1)[0] for p in debs.glob('*.deb')}
@@ -119,7 +122,7 @@ def download(packages, debs, log):
                         kbranch.EXIT_ENV)
 
 
-def unpack(debs, root):
+def unpack(debs: Path, root: Path) -> None:
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
@@ -132,7 +135,7 @@ def unpack(debs, root):
                             f'{proc.stdout.strip()}', kbranch.EXIT_ENV)
 
 
-def needed(path):
+def needed(path: Path) -> list[str]:
     """The DT_NEEDED sonames of an ELF file (empty for a static one)."""
     proc = subprocess.run(['objdump', '-p', str(path)], text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -142,7 +145,7 @@ def needed(path):
     return re.findall(r'^\s*NEEDED\s+(\S+)', proc.stdout, re.M)
 
 
-def find_library(soname, roots):
+def find_library(soname: str, roots: list[Path]) -> Path | None:
     for root in roots:
         for d in LIB_DIRS:
             p = Path(root) / d / soname
@@ -151,9 +154,10 @@ def find_library(soname, roots):
     return None
 
 
-def resolve_libraries(binaries, roots):
+def resolve_libraries(binaries: list[Path], roots: list[Path]) -> dict[str, Path]:
     """Every library the binaries need, transitively: {soname: path}."""
-    found, todo = {}, []
+    found: dict[str, Path] = {}
+    todo: list[str] = []
     for b in binaries:
         todo += needed(b)
     while todo:
@@ -170,7 +174,7 @@ def resolve_libraries(binaries, roots):
     return found
 
 
-def write_cpio(root, out):
+def write_cpio(root: Path, out: Path) -> None:
     """A gzipped newc cpio of root, owned by root:root."""
     entries = []
     for dirpath, dirnames, filenames in os.walk(root):
@@ -179,19 +183,19 @@ def write_cpio(root, out):
             entries.append(Path(dirpath) / name)
     ino = 1
 
-    def header(name, mode, size, nlink=1):
+    def header(name: bytes, mode: int, size: int, nlink: int = 1) -> bytes:
         nonlocal ino
         fields = [ino, mode, 0, 0, nlink, 0, size, 0, 0, 0, 0, len(name) + 1, 0]
         ino += 1
         return b'070701' + b''.join(b'%08X' % f for f in fields)
 
-    def pad(n):
+    def pad(n: int) -> bytes:
         return b'\0' * ((4 - n % 4) % 4)
 
     tmp = out.with_suffix('.tmp')
     with gzip.open(tmp, 'wb', compresslevel=6) as f:
         for path in entries:
-            name = str(path.relative_to(root)).encode()
+            arcname = str(path.relative_to(root)).encode()
             st = path.lstat()
             if path.is_symlink():
                 data = os.readlink(path).encode()
@@ -199,10 +203,10 @@ def write_cpio(root, out):
                 data = path.read_bytes()
             else:
                 data = b''
-            h = header(name, st.st_mode, len(data),
+            h = header(arcname, st.st_mode, len(data),
                        2 if path.is_dir() and not path.is_symlink() else 1)
-            f.write(h + name + b'\0')
-            f.write(pad(len(h) + len(name) + 1))
+            f.write(h + arcname + b'\0')
+            f.write(pad(len(h) + len(arcname) + 1))
             f.write(data + pad(len(data)))
         trailer = b'TRAILER!!!'
         h = header(trailer, 0, 0)
@@ -210,7 +214,8 @@ def write_cpio(root, out):
     tmp.replace(out)
 
 
-def make_initramfs(init_script, log, host_root='/'):
+def make_initramfs(init_script: Path, log: Callable[[str], object],
+                   host_root: Path | str = '/') -> Path:
     """Builds the initramfs; returns its path."""
     if not Path(init_script).is_file():
         raise ToolError(f'{init_script} not found', kbranch.EXIT_USAGE)
@@ -241,7 +246,7 @@ def make_initramfs(init_script, log, host_root='/'):
                             kbranch.EXIT_ENV)
         shutil.copy2(src, root / b)
         binaries.append(src)
-    libs = resolve_libraries(binaries, [pkgroot, host_root])
+    libs = resolve_libraries(binaries, [pkgroot, Path(host_root)])
     for soname, path in sorted(libs.items()):
         shutil.copy2(path.resolve(), root / LIB_DIRS[0] / soname)
     loader = Path(host_root) / LOADER
@@ -275,7 +280,8 @@ def make_initramfs(init_script, log, host_root='/'):
 
 # --- one boot ----------------------------------------------------------------
 
-def qemu_command(kernel, initramfs, policy, params):
+def qemu_command(kernel: Path | str, initramfs: Path | str, policy: str,
+                 params: dict[str, Any]) -> list[str]:
     append = ['console=ttyS0', 'panic=-1', 'oops=panic',
               # e2e/init writes its results to /dev/kmsg, unthrottled
               'printk.devkmsg=on',
@@ -303,22 +309,101 @@ LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detecte
 class Outcome(enum.Enum):
     """How one boot ended, for run, report and the tables alike."""
     COMPLETED = 'completed'     # the guest reported its run complete
-    PANIC = 'panic'             # a kernel panic (OOM's "System is deadlocked
-                                # on memory" among them) before completing
+    # a kernel panic (OOM's "System is deadlocked on memory" among them)
+    # before completing
+    PANIC = 'panic'
     HUNG = 'hung'               # the guest said so, or QEMU was stopped
     OOM = 'oom'                 # the OOM killer ran and the run did not complete
     NO_RESULT = 'no result'     # the guest ended without a result
 
 
-def outcome(r):
+# --- what a console says -------------------------------------------------------
+
+@dataclass
+class Wait:
+    """An nfs:nfs_release_folio_wait event: "E2E: wait BUDGET_MS WAITED_US
+    RESULT [TASK]" (BUDGET_MS -1: no bound)."""
+    budget_ms: int
+    waited_us: int
+    result: str     # committed, no_commit, timed_out, killed, budget_spent
+    task: str
+
+
+@dataclass
+class LockdepReport:
+    """A lockdep report: its header, and whether nfsd_commit or the
+    isolation throttle's map is named in the 40 lines from it."""
+    kind: str
+    nfsd_commit: bool
+    isolation_throttle: bool
+
+
+@dataclass
+class HungTask:
+    """A hung-task report: the task, and whether its stack is in
+    nfs_release_folio()."""
+    task: str
+    release_wait: bool
+
+
+@dataclass
+class BlockedTask:
+    """A task of sysrq-w's blocked-task dump."""
+    task: str
+    state: str
+    pid: str
+    release_wait: bool      # its stack is in nfs_release_folio()
+
+
+@dataclass
+class Console:
+    """What one boot's console says (parse_console()): the guest's E2E
+    lines and the kernel's reports."""
+    result: str = 'no-result'       # E2E: result (completed, hung)
+    waits: list[Wait] = field(default_factory=list)
+    vmstat_before: dict[str, int] = field(default_factory=dict)
+    vmstat_after: dict[str, int] = field(default_factory=dict)
+    memcg: dict[str, int] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    lockdep: list[LockdepReport] = field(default_factory=list)
+    hung_task_reports: int = 0
+    hung_tasks: list[HungTask] = field(default_factory=list)
+    oom: int = 0                    # "Out of memory" lines
+    panic: bool = False
+    data: str | None = None         # E2E: data (ok, mismatch...)
+    write_seconds: float | None = None
+    ended: bool = False             # E2E: end
+    isolated: dict[str, int] = field(default_factory=dict)
+    throttled_isolated: int | None = None
+    lockdep_stats: dict[str, int] = field(default_factory=dict)
+    budget_spent: int | None = None     # None: a console before the count
+    trace_overrun: int | None = None
+    # the kernel reports no case announced (kunitpy.console_reports())
+    reports: list[str] = field(default_factory=list)
+    # sysrq-w's dump; None if the console has none
+    blocked_tasks: list[BlockedTask] | None = None
+    # every other "E2E: KEY TEXT" line: KEY -> TEXT (params, reclaim,
+    # reclaim_seconds, stall_state...)
+    values: dict[str, str] = field(default_factory=dict)
+    # set by boot() and read_runs(); None when only the console was read
+    policy: str | None = None
+    qemu_timed_out: bool | None = None
+
+
+def shown(items: Sequence[Any] | None) -> list[dict[str, Any]] | None:
+    """Records as a check's detail shows them (in summary.json too)."""
+    return None if items is None else [asdict(i) for i in items]
+
+
+def outcome(r: Console) -> Outcome:
     """The Outcome of a parsed console @r."""
-    if r['result'] == 'completed':
+    if r.result == 'completed':
         return Outcome.COMPLETED
-    if r['panic']:
+    if r.panic:
         return Outcome.PANIC
-    if r['result'] == 'hung' or r.get('qemu_timed_out') or not r['ended']:
+    if r.result == 'hung' or r.qemu_timed_out or not r.ended:
         return Outcome.HUNG
-    if r['oom']:
+    if r.oom:
         return Outcome.OOM
     return Outcome.NO_RESULT
 
@@ -327,29 +412,26 @@ HUNG_TASK_RE = re.compile(r'task (\S+):\d+ blocked for more than')
 BLOCKED_TASK_RE = re.compile(r'task:(\S+)\s+state:(\S+).*\bpid:\s*(\d+)')
 
 
-def parse_console(text):
+def parse_console(text: str) -> Console:
     """What one boot's console says: the E2E lines and the kernel's reports."""
-    r = {'result': 'no-result', 'waits': [], 'vmstat_before': {},
-         'vmstat_after': {}, 'memcg': {}, 'errors': [], 'lockdep': [],
-         'hung_task_reports': 0, 'hung_tasks': [], 'oom': 0, 'panic': False, 'data': None,
-         'write_seconds': None, 'ended': False, 'isolated': {},
-         'throttled_isolated': None}
-    r['reports'] = kunitpy.console_reports(text)
+    r = Console(reports=kunitpy.console_reports(text))
     lines = text.splitlines()
-    in_dump = None
+    in_dump: list[BlockedTask] | None = None
     for i, line in enumerate(lines):
         line = line.rstrip('\r')
         # sysrq-w's blocked-task dump: its tasks, up to the next E2E line
         if 'sysrq: Show Blocked State' in line:
-            in_dump = r.setdefault('blocked_tasks', [])
+            if r.blocked_tasks is None:
+                r.blocked_tasks = []
+            in_dump = r.blocked_tasks
             continue
         if in_dump is not None and not line.startswith('E2E: '):
             m = BLOCKED_TASK_RE.search(line)
             if m:
-                in_dump.append({'task': m.group(1), 'state': m.group(2),
-                                'pid': m.group(3), 'release_wait': False})
+                in_dump.append(BlockedTask(m.group(1), m.group(2), m.group(3),
+                                           False))
             elif in_dump and 'nfs_release_folio' in line:
-                in_dump[-1]['release_wait'] = True
+                in_dump[-1].release_wait = True
             continue
         in_dump = None
         if line.startswith('E2E: '):
@@ -357,65 +439,70 @@ def parse_console(text):
             if key == 'wait':
                 f = rest.split()
                 if len(f) >= 3:
-                    r['waits'].append({'budget_ms': int(f[0]),
-                                       'waited_us': int(f[1]), 'result': f[2],
-                                       'task': f[3] if len(f) > 3 else ''})
+                    r.waits.append(Wait(int(f[0]), int(f[1]), f[2],
+                                        f[3] if len(f) > 3 else ''))
             elif key == 'isolated':
                 f = rest.split()
                 if len(f) == 3 and f[2].isdigit():
-                    r['isolated'][f'{f[0]} {f[1]}'] = int(f[2])
+                    r.isolated[f'{f[0]} {f[1]}'] = int(f[2])
             elif key == 'throttled_isolated':
                 if rest.strip().isdigit():
-                    r['throttled_isolated'] = int(rest)
+                    r.throttled_isolated = int(rest)
             elif key == 'lockdep_stats':
                 f = rest.split()
                 if len(f) == 2 and f[1].isdigit():
-                    r.setdefault('lockdep_stats', {})[f[0]] = int(f[1])
+                    r.lockdep_stats[f[0]] = int(f[1])
             elif key in ('vmstat_before', 'vmstat_after', 'memcg'):
                 f = rest.split()
                 if len(f) == 2 and f[1].isdigit():
-                    r[key][f[0]] = int(f[1])
-            elif key in ('budget_spent', 'trace_overrun'):
+                    counters = (r.vmstat_before if key == 'vmstat_before' else
+                                r.vmstat_after if key == 'vmstat_after' else
+                                r.memcg)
+                    counters[f[0]] = int(f[1])
+            elif key == 'budget_spent':
                 if rest.strip().isdigit():
-                    r[key] = int(rest)
+                    r.budget_spent = int(rest)
+            elif key == 'trace_overrun':
+                if rest.strip().isdigit():
+                    r.trace_overrun = int(rest)
             elif key == 'result':
-                r['result'] = rest.strip()
+                r.result = rest.strip()
             elif key == 'write_seconds':
-                r['write_seconds'] = float(rest)
+                r.write_seconds = float(rest)
             elif key == 'data':
-                r['data'] = rest.split()[0]
+                r.data = rest.split()[0]
             elif key == 'error':
-                r['errors'].append(rest)
+                r.errors.append(rest)
             elif key == 'end':
-                r['ended'] = True
+                r.ended = True
             else:
-                r[key] = rest.strip()
+                r.values[key] = rest.strip()
             continue
         m = LOCKDEP_RE.search(line)
         if m:
             names = ' '.join(lines[i:i + 40])
-            r['lockdep'].append({
-                'kind': m.group(1),
-                'nfsd_commit': 'nfsd_commit' in names,
-                'isolation_throttle': 'isolation_throttle' in names})
+            r.lockdep.append(LockdepReport(
+                kind=m.group(1), nfsd_commit='nfsd_commit' in names,
+                isolation_throttle='isolation_throttle' in names))
         if 'blocked for more than' in line:
-            r['hung_task_reports'] += 1
+            r.hung_task_reports += 1
             m = HUNG_TASK_RE.search(line)
             # the report: up to its </TASK> or the next report
             stack = lines[i + 1:i + 80]
             end = next((k for k, s in enumerate(stack)
                         if '</TASK>' in s or 'blocked for more than' in s), len(stack))
-            r['hung_tasks'].append({
-                'task': m.group(1) if m else '',
-                'release_wait': any('nfs_release_folio' in s for s in stack[:end])})
+            r.hung_tasks.append(HungTask(
+                task=m.group(1) if m else '',
+                release_wait=any('nfs_release_folio' in s for s in stack[:end])))
         if 'Out of memory' in line:
-            r['oom'] += 1
+            r.oom += 1
         if 'Kernel panic' in line:
-            r['panic'] = True
+            r.panic = True
     return r
 
 
-def boot(kernel, initramfs, policy, params, log_path, timeout):
+def boot(kernel: Path | str, initramfs: Path | str, policy: str,
+         params: dict[str, Any], log_path: Path, timeout: float) -> Console:
     """Boots the guest once; returns the parsed console."""
     cmd = qemu_command(kernel, initramfs, policy, params)
     timed_out = False
@@ -431,81 +518,116 @@ def boot(kernel, initramfs, policy, params, log_path, timeout):
             timed_out = True
     text = Path(log_path).read_bytes().decode(errors='replace')
     r = parse_console(text)
-    r['policy'] = policy
-    r['qemu_timed_out'] = timed_out
+    r.policy = policy
+    r.qemu_timed_out = timed_out
     return r
 
 
 # --- the table ----------------------------------------------------------------
 
-def _delta(r, prefix):
-    return sum(v - r['vmstat_before'].get(k, 0)
-               for k, v in r['vmstat_after'].items() if k.startswith(prefix))
+def _delta(r: Console, prefix: str) -> int:
+    return sum(v - r.vmstat_before.get(k, 0)
+               for k, v in r.vmstat_after.items() if k.startswith(prefix))
 
 
-def real_waits(r):
+def real_waits(r: Console) -> list[Wait]:
     """The events of @r that were waits: budget_spent ones did not sleep."""
-    return [w for w in r['waits'] if w['result'] != 'budget_spent']
+    return [w for w in r.waits if w.result != 'budget_spent']
 
 
-def budget_spent(r):
+def budget_spent(r: Console) -> int:
     """The budget_spent events of @r: counted by the guest, or (consoles
     before the count) listed as waits."""
-    if 'budget_spent' in r:
-        return r['budget_spent']
-    return sum(w['result'] == 'budget_spent' for w in r['waits'])
+    if r.budget_spent is not None:
+        return r.budget_spent
+    return sum(w.result == 'budget_spent' for w in r.waits)
 
 
-def trace_ok(r):
+def trace_ok(r: Console) -> tuple[bool, str]:
     """Whether every wait event reached the console, and what was read."""
-    if 'trace_overrun' not in r:
+    if r.trace_overrun is None:
         return False, 'no trace_overrun line in the console'
-    return r['trace_overrun'] == 0, f'{r["trace_overrun"]} events overwritten'
+    return r.trace_overrun == 0, f'{r.trace_overrun} events overwritten'
 
 
-def summarize(policy, runs, mb):
+# The results of release waits that summary.json counts by result.
+WAIT_RESULTS = ('committed', 'no_commit', 'timed_out', 'killed')
+
+
+@dataclass
+class Summary:
+    """A policy's boots of the pressure scenario: a row of the table, an
+    entry of summary.json (whose keys are these fields, in this order)."""
+    policy: str
+    params: list[str]
+    bound_ms: int | None
+    runs: int
+    completed: int
+    outcomes: dict[str, int]                # Outcome value -> boots
+    hung_task_reports: int
+    lockdep_reports: int
+    lockdep_nfsd_commit: int
+    oom: int
+    waits: int
+    waits_by_result: dict[str, int]
+    budget_spent: int
+    waits_by_nfsd: int
+    wait_median_ms: float | None
+    wait_max_ms: float | None
+    # per boot:
+    allocstall: list[int]
+    pgsteal_direct: list[int]
+    memcg_pgsteal: list[int]
+    throughput_mb_s: float | None           # the median over the boots
+    throttled_isolated: list[int | None]
+    refaults: list[int]
+    pswpout: list[int]
+    isolated_left: list[int | None]
+    data_ok: int
+
+
+def summarize(policy: str, runs: list[Console], mb: int) -> Summary:
     waits = [w for r in runs for w in real_waits(r)]
-    waited_ms = sorted(w['waited_us'] / 1000 for w in waits)
-    done = [r for r in runs if r['result'] == 'completed']
-    tput = [mb / r['write_seconds'] for r in done if r['write_seconds']]
-    return {
-        'policy': policy,
-        'params': policy_params(policy),
-        'bound_ms': policy_bound(policy),
-        'runs': len(runs),
-        'completed': len(done),
-        'outcomes': {o.value: sum(outcome(r) is o for r in runs) for o in Outcome},
-        'hung_task_reports': sum(r['hung_task_reports'] for r in runs),
-        'lockdep_reports': sum(len(r['lockdep']) for r in runs),
-        'lockdep_nfsd_commit': sum(sum(d['nfsd_commit'] for d in r['lockdep'])
-                                   for r in runs),
-        'oom': sum(r['oom'] for r in runs),
-        'waits': len(waits),
-        'waits_by_result': {k: sum(w['result'] == k for w in waits)
-                            for k in ('committed', 'no_commit', 'timed_out',
-                                      'killed')},
-        'budget_spent': sum(budget_spent(r) for r in runs),
-        'waits_by_nfsd': sum(w['task'].startswith('nfsd') for w in waits),
-        'wait_median_ms': statistics.median(waited_ms) if waited_ms else None,
-        'wait_max_ms': waited_ms[-1] if waited_ms else None,
-        'allocstall': [_delta(r, 'allocstall') for r in runs],
-        'pgsteal_direct': [_delta(r, 'pgsteal_direct') for r in runs],
-        'memcg_pgsteal': [r['memcg'].get('pgsteal', 0) for r in runs],
-        'throughput_mb_s': statistics.median(tput) if tput else None,
-        'throttled_isolated': [r['throttled_isolated'] for r in runs],
-        'refaults': [_delta(r, 'workingset_refault_') for r in runs],
-        'pswpout': [_delta(r, 'pswpout') for r in runs],
-        'isolated_left': [sum(r['isolated'].values()) if r['isolated'] else None
-                          for r in runs],
-        'data_ok': sum(r['data'] == 'ok' for r in runs),
-    }
+    waited_ms = sorted(w.waited_us / 1000 for w in waits)
+    done = [r for r in runs if r.result == 'completed']
+    tput = [mb / r.write_seconds for r in done if r.write_seconds]
+    return Summary(
+        policy=policy,
+        params=policy_params(policy),
+        bound_ms=policy_bound(policy),
+        runs=len(runs),
+        completed=len(done),
+        outcomes={o.value: sum(outcome(r) is o for r in runs) for o in Outcome},
+        hung_task_reports=sum(r.hung_task_reports for r in runs),
+        lockdep_reports=sum(len(r.lockdep) for r in runs),
+        lockdep_nfsd_commit=sum(sum(d.nfsd_commit for d in r.lockdep)
+                                for r in runs),
+        oom=sum(r.oom for r in runs),
+        waits=len(waits),
+        waits_by_result={k: sum(w.result == k for w in waits)
+                         for k in WAIT_RESULTS},
+        budget_spent=sum(budget_spent(r) for r in runs),
+        waits_by_nfsd=sum(w.task.startswith('nfsd') for w in waits),
+        wait_median_ms=statistics.median(waited_ms) if waited_ms else None,
+        wait_max_ms=waited_ms[-1] if waited_ms else None,
+        allocstall=[_delta(r, 'allocstall') for r in runs],
+        pgsteal_direct=[_delta(r, 'pgsteal_direct') for r in runs],
+        memcg_pgsteal=[r.memcg.get('pgsteal', 0) for r in runs],
+        throughput_mb_s=statistics.median(tput) if tput else None,
+        throttled_isolated=[r.throttled_isolated for r in runs],
+        refaults=[_delta(r, 'workingset_refault_') for r in runs],
+        pswpout=[_delta(r, 'pswpout') for r in runs],
+        isolated_left=[sum(r.isolated.values()) if r.isolated else None
+                       for r in runs],
+        data_ok=sum(r.data == 'ok' for r in runs),
+    )
 
 
-def _fmt(v, spec='.1f'):
+def _fmt(v: float | None, spec: str = '.1f') -> str:
     return '-' if v is None else format(v, spec)
 
 
-def table(summaries):
+def table(summaries: list[Summary]) -> str:
     head = ('| policy | runs | completed | hung | panic | OOM | no result | '
             'hung-task reports | '
             'lockdep reports (nfsd_commit) | release waits: count '
@@ -514,36 +636,38 @@ def table(summaries):
             'writers MB/s | data ok |')
     rows = [head, '|' + '---|' * 16]
     for s in summaries:
-        bound = ('unbounded' if s['bound_ms'] is None else
-                 'none' if s['bound_ms'] == 0 else str(s['bound_ms']))
-        o = s['outcomes']
+        bound = ('unbounded' if s.bound_ms is None else
+                 'none' if s.bound_ms == 0 else str(s.bound_ms))
+        o = s.outcomes
         rows.append(
-            f"| {s['policy']} | {s['runs']} | {s['completed']} | "
+            f"| {s.policy} | {s.runs} | {s.completed} | "
             f"{o['hung']} | {o['panic']} | {o['oom']} | {o['no result']} | "
-            f"{s['hung_task_reports']} | {s['lockdep_reports']} "
-            f"({s['lockdep_nfsd_commit']}) | {s['waits']} "
-            f"({s['waits_by_result']['committed']}/"
-            f"{s['waits_by_result']['timed_out']}) | "
-            f"{_fmt(s['wait_median_ms'])} / {_fmt(s['wait_max_ms'])} | {bound} | "
-            f"{'/'.join(str(a) for a in s['allocstall'])} | "
-            f"{'/'.join(str(a) for a in s['memcg_pgsteal'])} | "
-            f"{_fmt(s['throughput_mb_s'], '.2f')} | {s['data_ok']}/{s['completed']} |")
+            f"{s.hung_task_reports} | {s.lockdep_reports} "
+            f"({s.lockdep_nfsd_commit}) | {s.waits} "
+            f"({s.waits_by_result['committed']}/"
+            f"{s.waits_by_result['timed_out']}) | "
+            f"{_fmt(s.wait_median_ms)} / {_fmt(s.wait_max_ms)} | {bound} | "
+            f"{'/'.join(str(a) for a in s.allocstall)} | "
+            f"{'/'.join(str(a) for a in s.memcg_pgsteal)} | "
+            f"{_fmt(s.throughput_mb_s, '.2f')} | {s.data_ok}/{s.completed} |")
     return '\n'.join(rows)
 
 
-def _float(v):
+def _float(v: str | None) -> float | None:
+    if v is None:
+        return None
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 
-def _params(r):
-    """The guest's e2e_* parameters, from its "E2E: params" line."""
-    return dict(kv.split('=', 1) for kv in r.get('params', '').split() if '=' in kv)
+def _fields(text: str | None) -> dict[str, str]:
+    """The KEY=VALUE words of an E2E line's text."""
+    return dict(kv.split('=', 1) for kv in (text or '').split() if '=' in kv)
 
 
-def _percentile(values, q):
+def _percentile(values: list[float], q: float) -> float | None:
     """The nearest-rank @q percentile of @values."""
     values = sorted(values)
     return values[max(0, math.ceil(q * len(values)) - 1)] if values else None
@@ -556,12 +680,12 @@ def _percentile(values, q):
 STALL_P90_SLACK_MS = 25
 
 
-def stall_unexpected_reports(policy, r):
+def stall_unexpected_reports(policy: str, r: Console) -> list[str]:
     """The kernel reports of a stall boot that the scenario does not expect:
     it expects nfsd's hung-task reports (its fsync waits for the suspended
     device), and with no bound lockdep's report of the wait on nfsd."""
     out = []
-    for line in r['reports']:
+    for line in r.reports:
         if line.endswith('Call Trace:'):
             continue        # the stack of a report, judged by its header
         m = HUNG_TASK_RE.search(line)
@@ -573,22 +697,25 @@ def stall_unexpected_reports(policy, r):
     return out
 
 
-def stall_checks(policy, r):
+# A check of a boot: what is checked, whether it holds, what was seen.
+Check = tuple[str, bool, str]
+
+
+def stall_checks(policy: str, r: Console) -> list[Check]:
     """The stall scenario's checks of one boot: (what, ok, detail) triples."""
     bound = policy_bound(policy)
     waits = real_waits(r)
-    state = dict(kv.split('=', 1) for kv in r.get('stall_state', '').split()
-                 if '=' in kv)
-    commits = dict(kv.split('=', 1) for kv in r.get('commits_before_reclaim', '').split()
-                   if '=' in kv)
-    mb = int(_params(r).get('mb', '0') or 0)
-    reclaim_s = _float(r.get('reclaim_seconds'))
+    v = r.values
+    state = _fields(v.get('stall_state'))
+    commits = _fields(v.get('commits_before_reclaim'))
+    mb = int(_fields(v.get('params')).get('mb', '0') or 0)
+    reclaim_s = _float(v.get('reclaim_seconds'))
     unexpected = stall_unexpected_reports(policy, r)
-    checks = [
+    checks: list[Check] = [
         ('the boot ended (no panic, no OOM, QEMU not timed out)',
-         r['ended'] and not r['panic'] and not r['oom'] and not r.get('qemu_timed_out'),
-         f'ended {r["ended"]}, panic {r["panic"]}, oom {r["oom"]}, '
-         f'qemu timed out {r.get("qemu_timed_out")} {r["errors"]}'),
+         r.ended and not r.panic and not r.oom and not r.qemu_timed_out,
+         f'ended {r.ended}, panic {r.panic}, oom {r.oom}, '
+         f'qemu timed out {r.qemu_timed_out} {r.errors}'),
         ('no kernel report but nfsd\'s hung task (and lockdep\'s, unbounded)',
          not unexpected, f'{unexpected[:3]}'),
         ('every wait event reached the console (no trace-buffer overrun)',
@@ -596,140 +723,172 @@ def stall_checks(policy, r):
         ('the COMMIT was held: every page written, none dirty or under writeback',
          bool(state) and mb > 0 and int(state.get('file', 0)) >= mb << 20
          and state.get('file_dirty') == '0' and state.get('file_writeback') == '0',
-         f'stall_state {r.get("stall_state")!r}, mb {mb} {r["errors"]}'),
+         f'stall_state {v.get("stall_state")!r}, mb {mb} {r.errors}'),
         ('a COMMIT was sent and not answered before the reclaim',
          int(commits.get('sent', 0)) > int(commits.get('done', 0)),
-         f'commits {r.get("commits_before_reclaim")!r}'),
+         f'commits {v.get("commits_before_reclaim")!r}'),
     ]
     if bound is None:
-        in_dump = [t for t in r.get('blocked_tasks', [])
-                   if t['pid'] == r.get('reclaimer_pid')]
+        in_dump = [t for t in r.blocked_tasks or []
+                   if t.pid == v.get('reclaimer_pid')]
         checks += [
             ('the reclaim hung in the release wait',
-             r.get('reclaim') == 'hung', f'reclaim {r.get("reclaim")}'),
+             v.get('reclaim') == 'hung', f'reclaim {v.get("reclaim")}'),
             ('the reclaimer sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
-             r.get('reclaimer_state') == 'D'
-             and 'nfs_release_folio' in r.get('reclaimer_stack', '').split(),
-             f'state {r.get("reclaimer_state")}, stack {r.get("reclaimer_stack")}'),
+             v.get('reclaimer_state') == 'D'
+             and 'nfs_release_folio' in v.get('reclaimer_stack', '').split(),
+             f'state {v.get("reclaimer_state")}, stack {v.get("reclaimer_stack")}'),
             ('the blocked-task dump (sysrq-w) shows it in nfs_release_folio()',
-             any(t['release_wait'] for t in in_dump),
-             f'dump {r.get("blocked_tasks")}'),
+             any(t.release_wait for t in in_dump),
+             f'dump {shown(r.blocked_tasks)}'),
             (f'SIGKILL ended it within {STALL_KILL_S} s',
-             r.get('kill') == 'ended'
-             and (_float(r.get('kill_seconds')) or 0) <= STALL_KILL_S,
-             f'kill {r.get("kill")} after {r.get("kill_seconds")} s'),
+             v.get('kill') == 'ended'
+             and (_float(v.get('kill_seconds')) or 0) <= STALL_KILL_S,
+             f'kill {v.get("kill")} after {v.get("kill_seconds")} s'),
             ('its wait, without a bound, says it was killed',
-             any(w['result'] == 'killed' and w['budget_ms'] == -1 for w in waits),
-             f'waits {waits[:3]}'),
+             any(w.result == 'killed' and w.budget_ms == -1 for w in waits),
+             f'waits {shown(waits[:3])}'),
             ('lockdep reports the wait on nfsd (nfsd_commit)',
-             any(d['nfsd_commit'] for d in r['lockdep']), f'{r["lockdep"]}'),
+             any(d.nfsd_commit for d in r.lockdep), f'{shown(r.lockdep)}'),
         ]
     else:
         budget_s = bound / 1000
         limit = STALL_RECLAIM_CALLS * budget_s + STALL_RECLAIM_SLACK_S
         checks += [
             ('the reclaim returned, having freed nothing (EAGAIN, pgsteal 0)',
-             r.get('reclaim') == 'returned' and r.get('reclaim_rc') == '1'
-             and r['memcg'].get('pgsteal') == 0,
-             f'reclaim {r.get("reclaim")}, rc {r.get("reclaim_rc")}, '
-             f'pgsteal {r["memcg"].get("pgsteal")}'),
+             v.get('reclaim') == 'returned' and v.get('reclaim_rc') == '1'
+             and r.memcg.get('pgsteal') == 0,
+             f'reclaim {v.get("reclaim")}, rc {v.get("reclaim_rc")}, '
+             f'pgsteal {r.memcg.get("pgsteal")}'),
             (f'within {STALL_RECLAIM_CALLS} budgets + {STALL_RECLAIM_SLACK_S} s',
              reclaim_s is not None and reclaim_s <= limit,
              f'{reclaim_s} s > {limit} s'),
             ('no lockdep report (a bounded wait is not shown to lockdep)',
-             not r['lockdep'], f'{r["lockdep"]}'),
+             not r.lockdep, f'{shown(r.lockdep)}'),
         ]
         if bound == 0:
             checks.append(('no release wait', not waits, f'{len(waits)} waits'))
         else:
-            waited_ms = [w['waited_us'] / 1000 for w in waits]
+            waited_ms = [w.waited_us / 1000 for w in waits]
             p90 = _percentile(waited_ms, 0.90)
             over = [w for w in waits
-                    if w['waited_us'] > (w['budget_ms'] + MARGIN_MS) * 1000]
+                    if w.waited_us > (w.budget_ms + MARGIN_MS) * 1000]
             checks += [
                 ('release waits happened, each timed out',
-                 bool(waits) and all(w['result'] == 'timed_out' for w in waits),
-                 f'results {[w["result"] for w in waits][:5]}'),
+                 bool(waits) and all(w.result == 'timed_out' for w in waits),
+                 f'results {[w.result for w in waits][:5]}'),
                 (f'one wait per reclaim call: {STALL_RECLAIM_CALLS}',
                  len(waits) == STALL_RECLAIM_CALLS, f'{len(waits)} waits'),
                 (f'90th percentile within the budget + {STALL_P90_SLACK_MS} ms',
                  p90 is not None and p90 <= bound + STALL_P90_SLACK_MS,
                  f'p90 {p90} ms'),
                 (f'every wait within its budget + {MARGIN_MS} ms', not over,
-                 f'{len(over)} over: {over[:3]}'),
+                 f'{len(over)} over: {shown(over[:3])}'),
             ]
     checks += [
         ('the writer finished once the device was resumed',
-         r['result'] == 'completed', f'result {r["result"]}'),
-        ('the file on the server is the data written', r['data'] == 'ok',
-         f'data {r["data"]}'),
+         r.result == 'completed', f'result {r.result}'),
+        ('the file on the server is the data written', r.data == 'ok',
+         f'data {r.data}'),
     ]
     return checks
 
 
-def summarize_stall(policy, runs):
+class CheckResult(TypedDict):
+    """A check of a boot in summary.json; its detail only if it failed."""
+    check: str
+    ok: bool
+    detail: str
+
+
+@dataclass
+class StallSummary:
+    """A policy's boots of the stall scenario: a row of the table, an entry
+    of summary.json (whose keys are these fields, in this order)."""
+    policy: str
+    params: list[str]
+    bound_ms: int | None
+    runs: int
+    checks_passed: int                      # boots that passed every check
+    checks: list[list[CheckResult]]         # per boot
+    reclaim_returned: int
+    reclaim_hung: int
+    reclaim_seconds: list[float | None]     # per boot
+    killed_ok: int
+    waits: int
+    waits_by_result: dict[str, int]
+    budget_spent: int
+    wait_max_ms: float | None
+    hung_task_reports: int
+    hung_in_release_wait: int
+    lockdep_reports: int
+    completed: int
+    data_ok: int
+
+
+def summarize_stall(policy: str, runs: list[Console]) -> StallSummary:
     waits = [w for r in runs for w in real_waits(r)]
-    waited_ms = sorted(w['waited_us'] / 1000 for w in waits)
-    secs = [_float(r.get('reclaim_seconds')) for r in runs]
-    return {
-        'policy': policy,
-        'params': policy_params(policy),
-        'bound_ms': policy_bound(policy),
-        'runs': len(runs),
-        'checks_passed': sum(all(ok for _, ok, _ in stall_checks(policy, r))
-                             for r in runs),
-        'checks': [[{'check': what, 'ok': ok, 'detail': '' if ok else detail}
-                    for what, ok, detail in stall_checks(policy, r)] for r in runs],
-        'reclaim_returned': sum(r.get('reclaim') == 'returned' for r in runs),
-        'reclaim_hung': sum(r.get('reclaim') == 'hung' for r in runs),
-        'reclaim_seconds': secs,
-        'killed_ok': sum(r.get('kill') == 'ended' for r in runs),
-        'waits': len(waits),
-        'waits_by_result': {k: sum(w['result'] == k for w in waits)
-                            for k in ('committed', 'no_commit', 'timed_out',
-                                      'killed')},
-        'budget_spent': sum(budget_spent(r) for r in runs),
-        'wait_max_ms': waited_ms[-1] if waited_ms else None,
-        'hung_task_reports': sum(r['hung_task_reports'] for r in runs),
-        'hung_in_release_wait': sum(t['release_wait'] for r in runs
-                                    for t in r['hung_tasks']),
-        'lockdep_reports': sum(len(r['lockdep']) for r in runs),
-        'completed': sum(r['result'] == 'completed' for r in runs),
-        'data_ok': sum(r['data'] == 'ok' for r in runs),
-    }
+    waited_ms = sorted(w.waited_us / 1000 for w in waits)
+    checks = [stall_checks(policy, r) for r in runs]
+    return StallSummary(
+        policy=policy,
+        params=policy_params(policy),
+        bound_ms=policy_bound(policy),
+        runs=len(runs),
+        checks_passed=sum(all(ok for _, ok, _ in c) for c in checks),
+        checks=[[CheckResult(check=what, ok=ok, detail='' if ok else detail)
+                 for what, ok, detail in c] for c in checks],
+        reclaim_returned=sum(r.values.get('reclaim') == 'returned' for r in runs),
+        reclaim_hung=sum(r.values.get('reclaim') == 'hung' for r in runs),
+        reclaim_seconds=[_float(r.values.get('reclaim_seconds')) for r in runs],
+        killed_ok=sum(r.values.get('kill') == 'ended' for r in runs),
+        waits=len(waits),
+        waits_by_result={k: sum(w.result == k for w in waits)
+                         for k in WAIT_RESULTS},
+        budget_spent=sum(budget_spent(r) for r in runs),
+        wait_max_ms=waited_ms[-1] if waited_ms else None,
+        hung_task_reports=sum(r.hung_task_reports for r in runs),
+        hung_in_release_wait=sum(t.release_wait for r in runs
+                                 for t in r.hung_tasks),
+        lockdep_reports=sum(len(r.lockdep) for r in runs),
+        completed=sum(r.result == 'completed' for r in runs),
+        data_ok=sum(r.data == 'ok' for r in runs),
+    )
 
 
-def table_stall(summaries):
+def table_stall(summaries: list[StallSummary]) -> str:
     head = ('| policy | runs | all checks | reclaim returned / hung | reclaim s '
             '| release waits (timed out/killed) | budget_spent events | max wait ms '
             '| hung-task reports (in the release wait) | SIGKILL ended it '
             '| lockdep reports | writer done after resume | data ok |')
     rows = [head, '|' + '---|' * 13]
     for s in summaries:
-        secs = '/'.join(_fmt(v, '.2f') for v in s['reclaim_seconds'])
+        secs = '/'.join(_fmt(v, '.2f') for v in s.reclaim_seconds)
         rows.append(
-            f"| {s['policy']} | {s['runs']} | {s['checks_passed']}/{s['runs']} | "
-            f"{s['reclaim_returned']} / {s['reclaim_hung']} | {secs} | "
-            f"{s['waits']} ({s['waits_by_result']['timed_out']}/"
-            f"{s['waits_by_result']['killed']}) | {s['budget_spent']} | "
-            f"{_fmt(s['wait_max_ms'])} | {s['hung_task_reports']} "
-            f"({s['hung_in_release_wait']}) | {s['killed_ok']} | "
-            f"{s['lockdep_reports']} | {s['completed']} | {s['data_ok']} |")
+            f"| {s.policy} | {s.runs} | {s.checks_passed}/{s.runs} | "
+            f"{s.reclaim_returned} / {s.reclaim_hung} | {secs} | "
+            f"{s.waits} ({s.waits_by_result['timed_out']}/"
+            f"{s.waits_by_result['killed']}) | {s.budget_spent} | "
+            f"{_fmt(s.wait_max_ms)} | {s.hung_task_reports} "
+            f"({s.hung_in_release_wait}) | {s.killed_ok} | "
+            f"{s.lockdep_reports} | {s.completed} | {s.data_ok} |")
     return '\n'.join(rows)
 
 
-def read_runs(results, policy):
+def read_runs(results: Path, policy: str) -> list[Console]:
     """The parsed consoles of results/<policy>.<k>.log, in order."""
     runs, k = [], 0
     while (results / f'{policy}.{k}.log').is_file():
         r = parse_console((results / f'{policy}.{k}.log').read_text(errors='replace'))
-        r['policy'] = policy
+        r.policy = policy
         runs.append(r)
         k += 1
     return runs
 
 
-def write_results(results, summaries, md):
+def write_results(results: Path, summaries: Sequence[Summary | StallSummary],
+                  md: str) -> None:
     results.mkdir(parents=True, exist_ok=True)
-    (results / 'summary.json').write_text(json.dumps(summaries, indent=2) + '\n')
+    (results / 'summary.json').write_text(
+        json.dumps([asdict(s) for s in summaries], indent=2) + '\n')
     (results / 'table.md').write_text(md + '\n')

@@ -15,7 +15,12 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO, Any, Callable, Iterator, NoReturn
+
+# an add_*_opts() function of kunit.py: adds a group of options to a parser
+OptionGroup = Callable[[argparse.ArgumentParser], None]
 
 import kbranch
 from kbranch import ToolError
@@ -48,9 +53,11 @@ EXPECT_RE = re.compile(r'expect report: (.+?)\s*$')
 KTAP_RESULT_RE = re.compile(r'^\s*(?:\[[ \d.]+\] )?\s*(?:not )?ok \d+')
 
 
-def console_reports(text):
+def console_reports(text: str) -> list[str]:
     """The lines of @text that start a kernel report no suite announced."""
-    expected, allowed, found = [], False, []
+    expected: list[str] = []
+    found: list[str] = []
+    allowed = False
     for line in text.splitlines():
         m = EXPECT_RE.search(line)
         if m:
@@ -73,7 +80,7 @@ def console_reports(text):
     return found
 
 
-def kunit_py(tree):
+def kunit_py(tree: Path) -> Path:
     path = Path(tree) / 'tools/testing/kunit/kunit.py'
     if not path.is_file():
         raise ToolError(f'{path} not found: is {tree} a prepared kernel tree? '
@@ -81,7 +88,8 @@ def kunit_py(tree):
     return path
 
 
-def kunitconfigs(variant='default'):
+def kunitconfigs(variant: str = 'default'
+                 ) -> tuple[list[Path], list[str]]:
     """The kunitconfig fragments and the extra options of a configuration:
     the top-level .kunitconfig, plus, for any other variant, the lines of
     kunit/variants/<variant>.config.  Those go to kunit.py as --kconfig_add,
@@ -103,12 +111,12 @@ def kunitconfigs(variant='default'):
     return configs, options
 
 
-def variants():
+def variants() -> list[str]:
     return ['default'] + sorted(
         p.stem for p in (kbranch.REPO / 'kunit' / 'variants').glob('*.config'))
 
 
-def environment():
+def environment() -> dict[str, str]:
     """ccache in front of gcc (Debian's masquerade directory), its cache
     outside the repository."""
     env = dict(os.environ)
@@ -122,7 +130,8 @@ def environment():
     return env
 
 
-def build_args(build, variant='default', jobs=None, kunitconfig=None):
+def build_args(build: Path, variant: str = 'default', jobs: int | None = None,
+               kunitconfig: Path | None = None) -> list[str]:
     """Options of kunit.py run/build/config for one configuration: a variant
     of .kunitconfig, or another kunitconfig file altogether.  Without @jobs,
     kunit.py's own default applies (the CPUs this process may run on)."""
@@ -133,14 +142,14 @@ def build_args(build, variant='default', jobs=None, kunitconfig=None):
             *(f'--kconfig_add={o}' for o in options)]
 
 
-def exec_args(build):
+def exec_args(build: Path) -> list[str]:
     """Options of kunit.py exec for an existing build."""
     return [f'--build_dir={build}', f'--arch={ARCH}',
             *(f'--kernel_args={a}' for a in KERNEL_ARGS)]
 
 
 @contextlib.contextmanager
-def build_lock(build, who):
+def build_lock(build: Path | str, who: str) -> Iterator[None]:
     """Holds the build directory for one tool: two tools never build in (or
     boot from) one build directory at once.  Raises ToolError (exit 4) at
     once, naming the holder, if another tool has it."""
@@ -172,7 +181,7 @@ def build_lock(build, who):
 _HELD = contextlib.ExitStack()
 
 
-def hold_build(build, who):
+def hold_build(build: Path, who: str) -> None:
     """build_lock() for the rest of this process (a command-line tool)."""
     _HELD.enter_context(build_lock(build, who))
 
@@ -189,11 +198,11 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise UsageError(message)
 
 
-def _common_6_12(p):
+def _common_6_12(p: argparse.ArgumentParser) -> None:
     p.add_argument('--build_dir', type=str, default='.kunit', metavar='DIR')
     p.add_argument('--make_options', action='append', metavar='X=Y')
     p.add_argument('--alltests', action='store_true')
@@ -205,11 +214,11 @@ def _common_6_12(p):
     p.add_argument('--qemu_args', action='append', metavar='')
 
 
-def _build_6_12(p):
+def _build_6_12(p: argparse.ArgumentParser) -> None:
     p.add_argument('--jobs', type=int, metavar='N')
 
 
-def _exec_6_12(p):
+def _exec_6_12(p: argparse.ArgumentParser) -> None:
     p.add_argument('--timeout', type=int, default=300, metavar='SECONDS')
     p.add_argument('filter_glob', type=str, nargs='?', default='',
                    metavar='filter_glob')
@@ -221,7 +230,7 @@ def _exec_6_12(p):
     p.add_argument('--list_tests_attr', action='store_true')
 
 
-def _parse_6_12(p):
+def _parse_6_12(p: argparse.ArgumentParser) -> None:
     p.add_argument('--raw_output', type=str, nargs='?', const='all',
                    default=None, choices=['all', 'kunit'])
     p.add_argument('--json', nargs='?', type=str, const='stdout', default=None,
@@ -232,15 +241,17 @@ def _parse_6_12(p):
 _GROUPS = {'run': ('common', 'build', 'exec', 'parse'), 'config': ('common',),
            'build': ('common', 'build'), 'exec': ('common', 'exec', 'parse'),
            'parse': ('parse', 'file')}
-COPY_6_12 = {'common': _common_6_12, 'build': _build_6_12,
-             'exec': _exec_6_12, 'parse': _parse_6_12}
+COPY_6_12: dict[str, OptionGroup] = {
+    'common': _common_6_12, 'build': _build_6_12, 'exec': _exec_6_12,
+    'parse': _parse_6_12}
 
 
-def _add_file(p):
+def _add_file(p: argparse.ArgumentParser) -> None:
     p.add_argument('file', type=str, nargs='?', metavar='input_file')
 
 
-def parser(action, groups=None):
+def parser(action: str, groups: dict[str, OptionGroup] | None = None
+           ) -> argparse.ArgumentParser:
     """kunit.py's parser for one subcommand, from @groups (add_*_opts()
     functions by name; 6.12's, as copied above, by default).  It raises
     UsageError where kunit.py would print its usage and exit 2."""
@@ -251,7 +262,7 @@ def parser(action, groups=None):
     return p
 
 
-def tree_groups(tree):
+def tree_groups(tree: Path) -> dict[str, OptionGroup] | None:
     """The add_*_opts() functions of @tree's own kunit.py, or None if @tree
     has no kunit.py."""
     path = Path(tree) / 'tools/testing/kunit/kunit.py'
@@ -260,6 +271,7 @@ def tree_groups(tree):
     sys.path.insert(0, str(path.parent))
     try:
         spec = importlib.util.spec_from_file_location('kbranch_tree_kunit', path)
+        assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except Exception as err:   # any failure of foreign code: report it
@@ -271,7 +283,9 @@ def tree_groups(tree):
             'exec': module.add_exec_opts, 'parse': module.add_parse_opts}
 
 
-def parse_passthrough(action, args, groups=None):
+def parse_passthrough(action: str, args: list[str],
+                      groups: dict[str, OptionGroup] | None = None
+                      ) -> argparse.Namespace:
     """Parses @args as kunit.py @action would (after its massage_argv());
     returns the namespace or raises UsageError."""
     massaged = [f'{a}={_PSEUDO_BOOL[a]}' if a in _PSEUDO_BOOL else a
@@ -279,7 +293,7 @@ def parse_passthrough(action, args, groups=None):
     return parser(action, groups).parse_args(massaged)
 
 
-def option_table(p):
+def option_table(p: argparse.ArgumentParser) -> list[tuple[Any, ...]]:
     """What a parser accepts, for comparing two of them: option strings,
     nargs, const, choices, type and whether it takes a value."""
     return sorted((tuple(a.option_strings) or (a.dest,), repr(a.nargs),
@@ -295,7 +309,7 @@ HEARTBEAT_SECONDS = 30
 _STATS = '.kbranch-build.json'
 
 
-def _objects(build, since=0.0):
+def _objects(build: Path, since: float = 0.0) -> tuple[int, int]:
     """How many object files the build directory holds, and how many of
     them were written at or after @since (a time.time())."""
     total = newer = 0
@@ -314,23 +328,26 @@ class Heartbeat:
     last complete build of that directory (kept in
     <build>/.kbranch-build.json), an estimate of what is left."""
 
-    def __init__(self, build, out=None, period=HEARTBEAT_SECONDS):
+    def __init__(self, build: Path | str, out: IO[str] | None = None,
+                 period: float = HEARTBEAT_SECONDS) -> None:
         self.build, self.period = Path(build), period
         self.out = out or sys.stdout
-        self.start = self.wall_start = None
+        self.start = time.monotonic()
+        self.wall_start = time.time()
         self.stop = threading.Event()
-        self.thread = None
+        self.thread: threading.Thread | None = None
+        self.last: dict[str, Any] | None
         try:
             self.last = json.loads((self.build / _STATS).read_text())
         except (OSError, ValueError):
             self.last = None
 
-    def begin(self):
+    def begin(self) -> None:
         self.start, self.wall_start = time.monotonic(), time.time()
         self.thread = threading.Thread(target=self._beat, daemon=True)
         self.thread.start()
 
-    def line(self, total, written, elapsed):
+    def line(self, total: int, written: int, elapsed: float) -> str:
         text = (f'kunit: still building after {elapsed // 60:.0f} min '
                 f'{elapsed % 60:02.0f} s: {written} object files written, '
                 f'{total} in {self.build}')
@@ -343,13 +360,13 @@ class Heartbeat:
             text += ')'
         return text
 
-    def _beat(self):
+    def _beat(self) -> None:
         while not self.stop.wait(self.period):
             total, written = _objects(self.build, self.wall_start)
             print(self.line(total, written, time.monotonic() - self.start),
                   file=self.out, flush=True)
 
-    def end(self, ok):
+    def end(self, ok: bool) -> None:
         if self.thread is None:
             return
         self.stop.set()
@@ -362,14 +379,15 @@ class Heartbeat:
                 (self.build / _STATS).write_text(json.dumps(stats) + '\n')
 
 
-def _build_dir_of(args):
+def _build_dir_of(args: list[str]) -> str | None:
     for a in args:
         if a.startswith('--build_dir='):
             return a.split('=', 1)[1]
     return None
 
 
-def invoke(tree, args, capture=False, cwd=None):
+def invoke(tree: Path, args: list[str], capture: bool = False,
+           cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     """Runs kunit.py with args; returns the CompletedProcess (its stdout
     the output, with stderr, if @capture).  While kunit.py run or build
     builds, a heartbeat line appears every HEARTBEAT_SECONDS."""
@@ -387,6 +405,7 @@ def invoke(tree, args, capture=False, cwd=None):
     building = args[0] == 'build'
     if building:
         beat.begin()
+    assert proc.stdout is not None
     for line in proc.stdout:
         if capture:
             kept.append(line)
@@ -402,7 +421,8 @@ def invoke(tree, args, capture=False, cwd=None):
     return subprocess.CompletedProcess(cmd, code, ''.join(kept) if capture else None)
 
 
-def list_tests(tree, build, timeout=DEFAULT_TIMEOUT):
+def list_tests(tree: Path, build: Path,
+               timeout: int = DEFAULT_TIMEOUT) -> list[str]:
     """suite.test names of a built kernel, from kunit.py --list_tests."""
     proc = invoke(tree, ['exec', *exec_args(build), f'--timeout={timeout}',
                          '--list_tests'], capture=True)
@@ -410,8 +430,8 @@ def list_tests(tree, build, timeout=DEFAULT_TIMEOUT):
         last = (proc.stdout.strip().splitlines() or ['no output'])[-1]
         raise ToolError(f'kunit.py exec --list_tests failed '
                         f'(exit {proc.returncode}): {last}')
-    tests = [l.strip() for l in proc.stdout.splitlines()
-             if l.strip() and '.' in l and ' ' not in l.strip()]
+    tests = [line.strip() for line in proc.stdout.splitlines()
+             if line.strip() and '.' in line and ' ' not in line.strip()]
     if not tests:
         raise ToolError(f'kunit.py exec --list_tests listed no test in '
                         f'{build}: is this a KUnit kernel with the '
@@ -419,7 +439,7 @@ def list_tests(tree, build, timeout=DEFAULT_TIMEOUT):
     return tests
 
 
-def suites_of(tests):
+def suites_of(tests: list[str]) -> list[str]:
     suites = []
     for name in tests:
         suite = name.split('.', 1)[0]
@@ -428,15 +448,17 @@ def suites_of(tests):
     return suites
 
 
+@dataclass
 class Counts:
     """Test cases by result, counted over the leaves of kunit.py's JSON (a
-    parameterised case counts once per parameter, as kunit.py counts)."""
+    parameterised case counts once per parameter, as kunit.py counts), and
+    a line per failure."""
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+    failures: list[str] = field(default_factory=list)
 
-    def __init__(self, passed=0, failed=0, skipped=0):
-        self.passed, self.failed, self.skipped = passed, failed, skipped
-        self.failures = []
-
-    def add(self, other):
+    def add(self, other: 'Counts') -> 'Counts':
         self.passed += other.passed
         self.failed += other.failed
         self.skipped += other.skipped
@@ -444,15 +466,15 @@ class Counts:
         return self
 
     @property
-    def total(self):
+    def total(self) -> int:
         return self.passed + self.failed + self.skipped
 
-    def line(self):
+    def line(self) -> str:
         return f'{self.passed} passed, {self.failed} failed, ' \
                f'{self.skipped} skipped'
 
 
-def count_json(path):
+def count_json(path: Path | str) -> Counts:
     """Counts the test cases in a kunit.py --json file."""
     try:
         data = json.loads(Path(path).read_text())
@@ -460,7 +482,7 @@ def count_json(path):
         raise ToolError(f'cannot read kunit.py results {path}: {err}')
     counts = Counts()
 
-    def walk(group, prefix):
+    def walk(group: dict[str, Any], prefix: str) -> None:
         name = group.get('name', '?')
         here = f'{prefix}.{name}' if prefix else name
         for case in group.get('test_cases', []):

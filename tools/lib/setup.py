@@ -4,12 +4,13 @@
 import os
 import shutil
 import subprocess
+from typing import Callable
 
 import kbranch
 from kbranch import ToolError
 
 
-def installed_version(package):
+def installed_version(package: str) -> str | None:
     """The installed version of a Debian package, or None."""
     if not shutil.which('dpkg-query'):
         return None
@@ -22,7 +23,7 @@ def installed_version(package):
     return words[3] if len(words) > 3 else ''
 
 
-def missing(base):
+def missing(base: kbranch.Base) -> list[str]:
     """Packages to install: the tools' packages, and the kernel source at the
     version BASE pins (or any version, if that one is not to be had)."""
     want = [p for p in kbranch.PACKAGES if installed_version(p) is None]
@@ -31,7 +32,8 @@ def missing(base):
     return want
 
 
-def _apt(args, log):
+def _apt(args: list[str],
+         log: Callable[[str], object]) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, DEBIAN_FRONTEND='noninteractive')
     cmd = ['apt-get', *args]
     if os.geteuid() != 0:
@@ -45,14 +47,15 @@ def _apt(args, log):
                           stderr=subprocess.STDOUT, text=True)
 
 
-def _apt_errors(proc):
+def _apt_errors(proc: subprocess.CompletedProcess[str]) -> str:
     """apt's own reason: its E: lines, else its last line."""
-    lines = [l.strip() for l in proc.stdout.splitlines() if l.strip()]
-    errors = [l for l in lines if l.startswith('E:')]
+    lines = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith('E:')]
     return '; '.join(errors or lines[-1:]) or f'exit code {proc.returncode}'
 
 
-def install(base, log=print, check_only=False):
+def install(base: kbranch.Base, log: Callable[[str], object] = print,
+            check_only: bool = False) -> list[str]:
     """Installs what is missing; returns the list of packages it installed."""
     if not shutil.which('dpkg-query'):
         raise ToolError(f'no dpkg-query: this is not a Debian system, so the '

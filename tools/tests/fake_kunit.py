@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, (Path(__file__).parent / 'fake_lib_path').read_text().strip())
-import kunitpy  # noqa: E402
+import kunitpy
 
 add_common_opts = kunitpy.COPY_6_12['common']
 add_build_opts = kunitpy.COPY_6_12['build']

@@ -5,6 +5,8 @@ command-line tools against them.  Nothing here touches the real kernel tree,
 build directory or results."""
 
 import hashlib
+import importlib.machinery
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -27,6 +29,17 @@ DEBIAN_GITIGNORE = """.*
 """
 
 VMSCAN = ''.join(f'line {i}\n' for i in range(1, 41))
+
+
+def load_tool(path, name):
+    """The extensionless tool at @path in the repository, imported as the
+    module @name (its main() does not run), for tests of its functions."""
+    loader = importlib.machinery.SourceFileLoader(name, str(REPO / path))
+    spec = importlib.util.spec_from_loader(name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
 
 
 def make_tarball(path, sublevel=118):

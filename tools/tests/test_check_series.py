@@ -5,22 +5,15 @@ touches, the W=1 warnings that count); its arguments (--bisect-from must
 name a patch of the series, and is refused before any slow check runs);
 a bad series file is bad input (exit 2)."""
 
-import importlib.machinery
-import importlib.util
 import tempfile
 import unittest
 from pathlib import Path
 
-from fixtures import REPO, Isolated, ScratchRepo
+from fixtures import Isolated, ScratchRepo, load_tool
 
 
 def load_check_series():
-    loader = importlib.machinery.SourceFileLoader(
-        'check_series', str(REPO / 'tools' / 'check-series'))
-    spec = importlib.util.spec_from_loader('check_series', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_tool('tools/check-series', 'check_series')
 
 
 PATCH = """From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001
@@ -233,5 +226,4 @@ class BisectFromTest(ScratchRepo):
 
 
 if __name__ == '__main__':
-    import unittest
     unittest.main()

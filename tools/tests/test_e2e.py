@@ -12,10 +12,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from fixtures import ScratchRepo
+from fixtures import ScratchRepo, load_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import e2e  # noqa: E402
+import e2e
 
 CONSOLE = """\
 [    1.0] Linux version 6.12.118
@@ -54,14 +54,7 @@ E2E: end
 
 
 def load_e2e_tool():
-    import importlib.machinery
-    import importlib.util
-    loader = importlib.machinery.SourceFileLoader(
-        'e2e_tool', str(Path(__file__).resolve().parents[1] / 'e2e'))
-    spec = importlib.util.spec_from_loader('e2e_tool', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_tool('tools/e2e', 'e2e_tool')
 
 
 class CheckShortTest(unittest.TestCase):
@@ -125,16 +118,18 @@ class ParseTest(unittest.TestCase):
 
     def test_console_is_read(self):
         r = e2e.parse_console(CONSOLE)
-        self.assertEqual(r['result'], 'completed')
-        self.assertEqual(r['write_seconds'], 12.5)
-        self.assertEqual(len(r['waits']), 3)
-        self.assertEqual(r['waits'][1], {'budget_ms': 100, 'waited_us': 101000,
-                                         'result': 'timed_out', 'task': 'nfsd'})
-        self.assertEqual(len(r['lockdep']), 1)
-        self.assertTrue(r['lockdep'][0]['nfsd_commit'])
-        self.assertEqual(r['hung_task_reports'], 1)
-        self.assertEqual(r['data'], 'ok')
-        self.assertTrue(r['ended'])
+        self.assertEqual(r.result, 'completed')
+        self.assertEqual(r.write_seconds, 12.5)
+        self.assertEqual(len(r.waits), 3)
+        self.assertEqual(r.waits[1], e2e.Wait(budget_ms=100, waited_us=101000,
+                                              result='timed_out', task='nfsd'))
+        self.assertEqual(len(r.lockdep), 1)
+        self.assertTrue(r.lockdep[0].nfsd_commit)
+        self.assertEqual(r.hung_task_reports, 1)
+        self.assertEqual(r.data, 'ok')
+        self.assertTrue(r.ended)
+        self.assertEqual(r.values['params'], 'mb=64 memcg=16 headroom=48 timeout=120 '
+                                             'threads=4')
 
     def test_reclaim_reports_and_lockdep_stats_are_read(self):
         r = e2e.parse_console(
@@ -143,10 +138,10 @@ class ParseTest(unittest.TestCase):
             'E2E: lockdep_stats lock-classes 1703\n'
             'E2E: lockdep_stats in-reclaim_fs_locks 12\n'
             'E2E: lockdep_stats bad\n')
-        self.assertEqual([x['kind'] for x in r['lockdep']],
+        self.assertEqual([x.kind for x in r.lockdep],
                          ['possible memory reclaim lock inversion dependency detected',
                           'reclaim section still open at exit or freezing!'])
-        self.assertEqual(r['lockdep_stats'],
+        self.assertEqual(r.lockdep_stats,
                          {'lock-classes': 1703, 'in-reclaim_fs_locks': 12})
 
     def test_isolated_counts_and_throttle_events_are_read(self):
@@ -158,51 +153,52 @@ class ParseTest(unittest.TestCase):
             'E2E: isolated all nr_isolated_file 32\n'
             'E2E: isolated node0 nr_isolated_file 32\n'
             'E2E: isolated node0 garbage\n')
-        self.assertEqual(r['throttled_isolated'], 3)
-        self.assertEqual(r['isolated'], {'all nr_isolated_anon': 0,
-                                         'all nr_isolated_file': 32,
-                                         'node0 nr_isolated_file': 32})
+        self.assertEqual(r.throttled_isolated, 3)
+        self.assertEqual(r.isolated, {'all nr_isolated_anon': 0,
+                                      'all nr_isolated_file': 32,
+                                      'node0 nr_isolated_file': 32})
         s = e2e.summarize('bounded', [r], 64)
-        self.assertEqual(s['throttled_isolated'], [3])
-        self.assertEqual(s['refaults'], [4])
-        self.assertEqual(s['isolated_left'], [64])
+        self.assertEqual(s.throttled_isolated, [3])
+        self.assertEqual(s.refaults, [4])
+        self.assertEqual(s.isolated_left, [64])
 
     def test_summary_and_table(self):
         r = e2e.parse_console(CONSOLE)
         s = e2e.summarize('unbounded', [r, e2e.parse_console('garbage')], 64)
-        self.assertEqual(s['params'], ['nfs.release_wait_unbounded=1'])
-        self.assertIsNone(s['bound_ms'])
+        self.assertEqual(s.params, ['nfs.release_wait_unbounded=1'])
+        self.assertIsNone(s.bound_ms)
         # 'garbage' ended without its E2E: end: QEMU stopped it, a hang
-        self.assertEqual((s['runs'], s['completed'], s['outcomes']['hung']), (2, 1, 1))
-        self.assertEqual(s['waits'], 3)
-        self.assertEqual(s['waits_by_result']['timed_out'], 1)
-        self.assertEqual(s['waits_by_nfsd'], 1)
-        self.assertEqual(s['wait_median_ms'], 20.5)
-        self.assertEqual(s['wait_max_ms'], 101.0)
-        self.assertEqual(s['allocstall'], [7, 0])
-        self.assertEqual(s['lockdep_nfsd_commit'], 1)
-        self.assertAlmostEqual(s['throughput_mb_s'], 64 / 12.5)
+        self.assertEqual((s.runs, s.completed, s.outcomes['hung']), (2, 1, 1))
+        self.assertEqual(s.waits, 3)
+        self.assertEqual(s.waits_by_result['timed_out'], 1)
+        self.assertEqual(s.waits_by_nfsd, 1)
+        self.assertEqual(s.wait_median_ms, 20.5)
+        self.assertEqual(s.wait_max_ms, 101.0)
+        self.assertEqual(s.allocstall, [7, 0])
+        self.assertEqual(s.lockdep_nfsd_commit, 1)
+        self.assertAlmostEqual(s.throughput_mb_s or 0, 64 / 12.5)
         md = e2e.table([s])
         self.assertIn('| unbounded | 2 | 1 | 1 | 0 | 0 | 0 | 1 | 1 (1) | 3 (2/1) | '
                       '20.5 / 101.0 | unbounded | 7/0 | 0/0 | 5.12 | 1/1 |', md)
 
     def test_one_outcome_per_boot(self):
-        O = e2e.Outcome
+        out = e2e.Outcome
         for console, want in (
-                ('E2E: result completed\nE2E: end\n', O.COMPLETED),
+                ('E2E: result completed\nE2E: end\n', out.COMPLETED),
                 # an OOM kill the run survived is still a completed run
                 ('Out of memory: Killed process 9\nE2E: result completed\nE2E: end\n',
-                 O.COMPLETED),
-                ('Kernel panic - not syncing: System is deadlocked on memory\n', O.PANIC),
-                ('E2E: result hung\nE2E: end\n', O.HUNG),
-                ('E2E: params mb=1\n', O.HUNG),       # the console just stops
-                ('Out of memory: Killed process 9\nE2E: error writers\nE2E: end\n', O.OOM),
-                ('E2E: error no loopback\nE2E: end\n', O.NO_RESULT)):
+                 out.COMPLETED),
+                ('Kernel panic - not syncing: System is deadlocked on memory\n', out.PANIC),
+                ('E2E: result hung\nE2E: end\n', out.HUNG),
+                ('E2E: params mb=1\n', out.HUNG),       # the console just stops
+                ('Out of memory: Killed process 9\nE2E: error writers\nE2E: end\n',
+                 out.OOM),
+                ('E2E: error no loopback\nE2E: end\n', out.NO_RESULT)):
             with self.subTest(want=want):
                 self.assertIs(e2e.outcome(e2e.parse_console(console)), want)
         r = e2e.parse_console('E2E: result completed\n')
-        r['qemu_timed_out'] = True
-        self.assertIs(e2e.outcome(r), O.COMPLETED)
+        r.qemu_timed_out = True
+        self.assertIs(e2e.outcome(r), out.COMPLETED)
 
     def test_the_console_streams_to_its_log_while_qemu_runs(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -217,7 +213,7 @@ class ParseTest(unittest.TestCase):
             finally:
                 e2e.qemu_command = real
             self.assertIn('E2E: params mb=8', Path(f'{log}.seen').read_text())
-            self.assertTrue(r['qemu_timed_out'])
+            self.assertTrue(r.qemu_timed_out)
             self.assertNotIn('late', log.read_text())
             self.assertIs(e2e.outcome(r), e2e.Outcome.HUNG)
 
@@ -310,7 +306,7 @@ class StallTest(unittest.TestCase):
         self.assertIn('the reclaimer sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
                       self.failed('unbounded', console.replace(
                           'nfs_release_folio ', 'nfs_something_else ')))
-        pid = e2e.parse_console(console)['reclaimer_pid']
+        pid = e2e.parse_console(console).values['reclaimer_pid']
         self.assertIn('the blocked-task dump (sysrq-w) shows it in nfs_release_folio()',
                       self.failed('unbounded', console.replace(
                           f'E2E: reclaimer_pid {pid}', 'E2E: reclaimer_pid 1')))
@@ -322,9 +318,9 @@ class StallTest(unittest.TestCase):
                           'E2E: wait -1 ', 'E2E: wait 100 ')))
         r = e2e.parse_console(console)
         # the detector does not report a killable sleep: only nfsd's
-        self.assertEqual([t['task'] for t in r['hung_tasks']], ['nfsd'])
-        self.assertIn({'task': 'sh', 'state': 'D', 'pid': pid, 'release_wait': True},
-                      r['blocked_tasks'])
+        self.assertEqual([t.task for t in r.hung_tasks], ['nfsd'])
+        self.assertIn(e2e.BlockedTask(task='sh', state='D', pid=pid, release_wait=True),
+                      r.blocked_tasks or [])
 
     def test_the_boot_itself(self):
         console = stall_console('bounded')
@@ -364,7 +360,7 @@ class StallTest(unittest.TestCase):
         self.assertEqual(len(md.splitlines()), 5)
         self.assertIn('| bounded | 1 | 1/1 | 1 / 0 |', md)
         self.assertIn('| unbounded | 1 | 1/1 | 0 / 1 |', md)
-        self.assertTrue(all(c['ok'] for c in summaries[1]['checks'][0]))
+        self.assertTrue(all(c['ok'] for c in summaries[1].checks[0]))
 
     def test_qemu_command_of_the_stall(self):
         cmd = e2e.qemu_command('k', 'i', 'bounded', {'mb': 16, 'scenario': 'stall'})
@@ -374,6 +370,39 @@ class StallTest(unittest.TestCase):
         self.assertIn('printk.devkmsg=on', append)
         cmd = e2e.qemu_command('k', 'i', 'bounded', {'mb': 16})
         self.assertNotIn('ramdisk_size', ' '.join(cmd))
+
+
+class ResultFilesTest(unittest.TestCase):
+    """summary.json and table.md are written byte for byte as before the
+    records became dataclasses (data/e2e-*: written by the dicts' code)."""
+
+    def written(self, summaries, md):
+        with tempfile.TemporaryDirectory() as tmp:
+            e2e.write_results(Path(tmp), summaries, md)
+            return ((Path(tmp) / 'summary.json').read_text(),
+                    (Path(tmp) / 'table.md').read_text())
+
+    def test_pressure(self):
+        good = e2e.parse_console(GOOD)
+        summaries = [e2e.summarize('unbounded', [e2e.parse_console(CONSOLE),
+                                                 e2e.parse_console('garbage'), good], 64),
+                     e2e.summarize('bounded', [good], 96)]
+        self.assertEqual(self.written(summaries, e2e.table(summaries)),
+                         ((DATA / 'e2e-summary.json').read_text(),
+                          (DATA / 'e2e-table.md').read_text()))
+
+    def test_stall(self):
+        # every policy's checks of every console, and of a wait over its
+        # bound: the details of failed checks are in summary.json too
+        consoles = [stall_console(p) for p in e2e.POLICIES]
+        wait = next(line for line in consoles[1].splitlines()
+                    if line.startswith('E2E: wait '))
+        consoles.append(consoles[1].replace(wait, 'E2E: wait 100 1200000 timed_out sh', 1))
+        summaries = [e2e.summarize_stall(p, [e2e.parse_console(c) for c in consoles])
+                     for p in e2e.POLICIES]
+        self.assertEqual(self.written(summaries, e2e.table_stall(summaries)),
+                         ((DATA / 'e2e-stall-summary.json').read_text(),
+                          (DATA / 'e2e-stall-table.md').read_text()))
 
 
 class RefusalTest(ScratchRepo):
@@ -387,7 +416,7 @@ class RefusalTest(ScratchRepo):
 
     def test_no_qemu(self):
         bindir = self.fake_bin('true', 'exit 0\n')
-        os.symlink(shutil.which('python3'), bindir / 'python3')
+        os.symlink(shutil.which('python3') or 'python3', bindir / 'python3')
         proc = self.tool('tools/e2e', 'run', env={'PATH': f'{bindir}'})
         self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn('qemu-system-x86_64 not found', proc.stderr)

@@ -4,14 +4,13 @@ wrong (no git, no repository) exits 3, any other failure 1, and both name
 git's own reason; a patch git am cannot read is refused with git's reason."""
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 from fixtures import Isolated, ScratchRepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import kbranch  # noqa: E402
+import kbranch
 
 
 class GitTest(Isolated):

@@ -2,24 +2,16 @@
 """tools/mutants without a kernel: how it splits a patch into hunks and
 classifies them, the notes that justify a survivor, its refusals."""
 
-import importlib.machinery
-import importlib.util
 import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
 
+from fixtures import load_tool
+
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS / 'lib'))
-
-
-def load_tool():
-    loader = importlib.machinery.SourceFileLoader('mutants_tool', str(TOOLS / 'mutants'))
-    spec = importlib.util.spec_from_loader('mutants_tool', loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
 
 
 PATCH = """\
@@ -84,7 +76,7 @@ index 0000000..3333333
 class HunkTest(unittest.TestCase):
 
     def setUp(self):
-        self.tool = load_tool()
+        self.tool = load_tool('tools/mutants', 'mutants_tool')
         self.tmp = tempfile.TemporaryDirectory()
         self.patch = Path(self.tmp.name) / '0001-mm-a-change.patch'
         self.patch.write_text(PATCH)

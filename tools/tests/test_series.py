@@ -9,7 +9,7 @@ from pathlib import Path
 from fixtures import Isolated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import kbranch  # noqa: E402
+import kbranch
 
 
 class SeriesTest(Isolated):
