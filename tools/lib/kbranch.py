@@ -49,7 +49,9 @@ PACKAGES = ['qemu-system-x86', 'gcc', 'make', 'bc', 'flex', 'bison',
             'perl', 'xz-utils',
             # scripts/checkpatch.pl runs scripts/spdxcheck.py with Debian's
             # python3, which needs these two modules.
-            'python3-ply', 'python3-git']
+            'python3-ply', 'python3-git',
+            # tools/lint checks the tools' own Python with them.
+            'flake8', 'mypy']
 
 
 class ToolError(Exception):

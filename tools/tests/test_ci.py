@@ -2,28 +2,21 @@
 """ci/: how ci/test counts a step and sums the steps up, its exit codes, and
 ci/run-suites never keeping the console of one boot as another suite's."""
 
-import importlib.machinery
-import importlib.util
 import json
 import sys
 from unittest import mock
 
-from fixtures import REPO, Isolated, ScratchRepo
+from fixtures import REPO, Isolated, ScratchRepo, load_tool
 
-
-def load(path, name):
-    loader = importlib.machinery.SourceFileLoader(name, str(REPO / path))
-    spec = importlib.util.spec_from_loader(name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+sys.path.insert(0, str(REPO / 'tools' / 'lib'))
+import kunitpy
 
 
 class CountTest(Isolated):
 
     def setUp(self):
         super().setUp()
-        self.ci = load('ci/test', 'ci_test')
+        self.ci = load_tool('ci/test', 'ci_test')
 
     def test_count_lines_of_each_tool(self):
         for line, counts in (
@@ -75,6 +68,52 @@ class CountTest(Isolated):
             with self.assertRaises(SystemExit) as ctx:
                 self.ci.main()
         self.assertEqual(ctx.exception.code, 2)
+
+    def test_the_steps_in_order(self):
+        ran = []
+
+        def step(name, cmd):
+            ran.append((name, cmd))
+            return (1, 0, 0), 0, 0.0
+
+        with mock.patch.object(self.ci, 'step', side_effect=step), \
+                mock.patch.object(sys, 'argv', ['ci/test']), \
+                mock.patch('sys.stdout'):
+            self.assertEqual(self.ci.main(), 0)
+        self.assertEqual([name for name, _ in ran],
+                         ['setup', 'prepare', 'tools', 'lint', 'kunit default',
+                          'check-series', 'e2e build', 'e2e short', 'e2e stall'])
+        self.assertEqual(ran[3][1], ['tools/lint'])
+
+
+class SummaryTest(Isolated):
+
+    def test_summary_json_is_as_before(self):
+        # the keys and layout of ci/run-suites' summary.json, which other
+        # tools read: as written before the records became dataclasses
+        rs = load_tool('ci/run-suites', 'run_suites')
+        failed = kunitpy.Counts(2, 1, 0, ['alpha.two: FAIL'])
+        runs = [rs.SuiteRun('alpha', failed, 'kernel report in the console'),
+                rs.SuiteRun('beta.1', kunitpy.Counts(skipped=1), '')]
+        self.assertEqual(rs.summary_json(runs), """{
+  "alpha": {
+    "passed": 2,
+    "failed": 1,
+    "skipped": 0,
+    "note": "kernel report in the console",
+    "failures": [
+      "alpha.two: FAIL"
+    ]
+  },
+  "beta.1": {
+    "passed": 0,
+    "failed": 0,
+    "skipped": 1,
+    "note": "",
+    "failures": []
+  }
+}
+""")
 
 
 # A kunit.py that boots alpha, and dies before booting delta (as when QEMU
