@@ -141,7 +141,7 @@ class ScratchRepo(Isolated):
             f'DEBIAN_VERSION={version}-1~deb12u1\n')
 
     def tool(self, name, *args, env=None):
-        """Runs repo/<name> (tools/prepare, ci/run-suites ...)."""
+        """Runs repo/<name> (tools/prepare, tools/run-suites ...)."""
         return subprocess.run([str(self.repo / name), *map(str, args)],
                               cwd=self.repo, env={**self.env, **(env or {})},
                               text=True, stdout=subprocess.PIPE,

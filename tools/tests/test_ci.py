@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """ci/: how ci/test counts a step and sums the steps up, its exit codes, and
-ci/run-suites never keeping the console of one boot as another suite's."""
+tools/run-suites never keeping the console of one boot as another suite's."""
 
 import json
 import sys
@@ -89,9 +89,9 @@ class CountTest(Isolated):
 class SummaryTest(Isolated):
 
     def test_summary_json_is_as_before(self):
-        # the keys and layout of ci/run-suites' summary.json, which other
+        # the keys and layout of tools/run-suites' summary.json, which other
         # tools read: as written before the records became dataclasses
-        rs = load_tool('ci/run-suites', 'run_suites')
+        rs = load_tool('tools/run-suites', 'run_suites')
         failed = kunitpy.Counts(2, 1, 0, ['alpha.two: FAIL'])
         runs = [rs.SuiteRun('alpha', failed, 'kernel report in the console'),
                 rs.SuiteRun('beta.1', kunitpy.Counts(skipped=1), '')]
@@ -152,7 +152,7 @@ class StaleConsoleTest(ScratchRepo):
         with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
             f.write('/tools/testing/kunit/\n')
         results = self.tmp / 'results' / 'default'
-        proc = self.tool('ci/run-suites')
+        proc = self.tool('tools/run-suites')
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
                          'kunit: 1 passed, 1 failed, 0 skipped')

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """tools/e2e without a kernel: its refusals (no QEMU, no build, a package
-apt cannot fetch, bad arguments), the console parser, the table and the
-initramfs archive."""
+apt cannot fetch, bad arguments, an option of another sub-command), the
+console parser, the table and the initramfs archive (e2e/harness.py), and
+the guest's files all in e2e/."""
 
 import gzip
 import os
@@ -15,7 +16,8 @@ from pathlib import Path
 from fixtures import ScratchRepo, load_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import e2e
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'e2e'))
+import harness
 
 CONSOLE = """\
 [    1.0] Linux version 6.12.118
@@ -64,7 +66,7 @@ class CheckShortTest(unittest.TestCase):
         import io
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
-            rc = load_e2e_tool().check_short(e2e.parse_console(console))
+            rc = load_e2e_tool().check_short(harness.parse_console(console))
         return rc, out.getvalue()
 
     def test_a_good_run_passes_every_check(self):
@@ -117,12 +119,12 @@ class CheckShortTest(unittest.TestCase):
 class ParseTest(unittest.TestCase):
 
     def test_console_is_read(self):
-        r = e2e.parse_console(CONSOLE)
+        r = harness.parse_console(CONSOLE)
         self.assertEqual(r.result, 'completed')
         self.assertEqual(r.write_seconds, 12.5)
         self.assertEqual(len(r.waits), 3)
-        self.assertEqual(r.waits[1], e2e.Wait(budget_ms=100, waited_us=101000,
-                                              result='timed_out', task='nfsd'))
+        self.assertEqual(r.waits[1], harness.Wait(budget_ms=100, waited_us=101000,
+                                                  result='timed_out', task='nfsd'))
         self.assertEqual(len(r.lockdep), 1)
         self.assertTrue(r.lockdep[0].nfsd_commit)
         self.assertEqual(r.hung_task_reports, 1)
@@ -132,7 +134,7 @@ class ParseTest(unittest.TestCase):
                                              'threads=4')
 
     def test_reclaim_reports_and_lockdep_stats_are_read(self):
-        r = e2e.parse_console(
+        r = harness.parse_console(
             '[ 9.0] WARNING: possible memory reclaim lock inversion dependency detected\n'
             '[ 9.1] WARNING: reclaim section still open at exit or freezing!\n'
             'E2E: lockdep_stats lock-classes 1703\n'
@@ -145,7 +147,7 @@ class ParseTest(unittest.TestCase):
                          {'lock-classes': 1703, 'in-reclaim_fs_locks': 12})
 
     def test_isolated_counts_and_throttle_events_are_read(self):
-        r = e2e.parse_console(
+        r = harness.parse_console(
             'E2E: throttled_isolated 3\n'
             'E2E: vmstat_before workingset_refault_file 5\n'
             'E2E: vmstat_after workingset_refault_file 9\n'
@@ -157,14 +159,14 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(r.isolated, {'all nr_isolated_anon': 0,
                                       'all nr_isolated_file': 32,
                                       'node0 nr_isolated_file': 32})
-        s = e2e.summarize('bounded', [r], 64)
+        s = harness.summarize('bounded', [r], 64)
         self.assertEqual(s.throttled_isolated, [3])
         self.assertEqual(s.refaults, [4])
         self.assertEqual(s.isolated_left, [64])
 
     def test_summary_and_table(self):
-        r = e2e.parse_console(CONSOLE)
-        s = e2e.summarize('unbounded', [r, e2e.parse_console('garbage')], 64)
+        r = harness.parse_console(CONSOLE)
+        s = harness.summarize('unbounded', [r, harness.parse_console('garbage')], 64)
         self.assertEqual(s.params, ['nfs.release_wait_unbounded=1'])
         self.assertIsNone(s.bound_ms)
         # 'garbage' ended without its E2E: end: QEMU stopped it, a hang
@@ -177,12 +179,12 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(s.allocstall, [7, 0])
         self.assertEqual(s.lockdep_nfsd_commit, 1)
         self.assertAlmostEqual(s.throughput_mb_s or 0, 64 / 12.5)
-        md = e2e.table([s])
+        md = harness.table([s])
         self.assertIn('| unbounded | 2 | 1 | 1 | 0 | 0 | 0 | 1 | 1 (1) | 3 (2/1) | '
                       '20.5 / 101.0 | unbounded | 7/0 | 0/0 | 5.12 | 1/1 |', md)
 
     def test_one_outcome_per_boot(self):
-        out = e2e.Outcome
+        out = harness.Outcome
         for console, want in (
                 ('E2E: result completed\nE2E: end\n', out.COMPLETED),
                 # an OOM kill the run survived is still a completed run
@@ -195,10 +197,10 @@ class ParseTest(unittest.TestCase):
                  out.OOM),
                 ('E2E: error no loopback\nE2E: end\n', out.NO_RESULT)):
             with self.subTest(want=want):
-                self.assertIs(e2e.outcome(e2e.parse_console(console)), want)
-        r = e2e.parse_console('E2E: result completed\n')
+                self.assertIs(harness.outcome(harness.parse_console(console)), want)
+        r = harness.parse_console('E2E: result completed\n')
         r.qemu_timed_out = True
-        self.assertIs(e2e.outcome(r), out.COMPLETED)
+        self.assertIs(harness.outcome(r), out.COMPLETED)
 
     def test_the_console_streams_to_its_log_while_qemu_runs(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -206,16 +208,16 @@ class ParseTest(unittest.TestCase):
             # the "guest" copies its own log while it still runs, then hangs
             script = ('echo "E2E: params mb=8"; sleep 0.3; cp "$0" "$0.seen"; '
                       'sleep 30; echo late')
-            real = e2e.qemu_command
-            e2e.qemu_command = lambda *a: ['sh', '-c', script, str(log)]
+            real = harness.qemu_command
+            harness.qemu_command = lambda *a: ['sh', '-c', script, str(log)]
             try:
-                r = e2e.boot('bzImage', 'initrd', 'bounded', {}, log, timeout=2)
+                r = harness.boot('bzImage', 'initrd', 'bounded', {}, log, timeout=2)
             finally:
-                e2e.qemu_command = real
+                harness.qemu_command = real
             self.assertIn('E2E: params mb=8', Path(f'{log}.seen').read_text())
             self.assertTrue(r.qemu_timed_out)
             self.assertNotIn('late', log.read_text())
-            self.assertIs(e2e.outcome(r), e2e.Outcome.HUNG)
+            self.assertIs(harness.outcome(r), harness.Outcome.HUNG)
 
     def test_cpio_is_a_newc_archive(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -225,7 +227,7 @@ class ParseTest(unittest.TestCase):
             os.symlink('busybox', root / 'bin' / 'sh')
             (root / 'init').write_text('#!/bin/sh\n')
             out = Path(tmp) / 'i.cpio.gz'
-            e2e.write_cpio(root, out)
+            harness.write_cpio(root, out)
             listing = subprocess.run(['cpio', '-it'], input=gzip.decompress(
                 out.read_bytes()), stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE).stdout.decode().split()
@@ -244,14 +246,14 @@ def stall_console(policy):
 class StallTest(unittest.TestCase):
 
     def failed(self, policy, console):
-        r = e2e.parse_console(console)
-        return [what for what, ok, _ in e2e.stall_checks(policy, r) if not ok]
+        r = harness.parse_console(console)
+        return [what for what, ok, _ in harness.stall_checks(policy, r) if not ok]
 
     def test_real_consoles_pass_their_policy(self):
         for policy, n in (('none', 11), ('bounded', 14), ('unbounded', 13)):
             with self.subTest(policy=policy):
-                r = e2e.parse_console(stall_console(policy))
-                self.assertEqual(len(e2e.stall_checks(policy, r)), n)
+                r = harness.parse_console(stall_console(policy))
+                self.assertEqual(len(harness.stall_checks(policy, r)), n)
                 self.assertEqual(self.failed(policy, stall_console(policy)), [])
 
     def test_real_consoles_fail_the_other_policies(self):
@@ -277,12 +279,12 @@ class StallTest(unittest.TestCase):
         console = stall_console('bounded')
         wait = next(line for line in console.splitlines()
                     if line.startswith('E2E: wait '))
-        calls = f'one wait per reclaim call: {e2e.STALL_RECLAIM_CALLS}'
+        calls = f'one wait per reclaim call: {harness.STALL_RECLAIM_CALLS}'
         self.assertIn(calls, self.failed('bounded', console.replace(wait, wait + '\n' + wait, 1)))
         self.assertIn(calls, self.failed('bounded', console.replace(wait + '\n', '', 1)))
         over = self.failed('bounded', console.replace(
             wait, 'E2E: wait 100 1200000 timed_out sh', 1))
-        self.assertIn(f'every wait within its budget + {e2e.MARGIN_MS} ms', over)
+        self.assertIn(f'every wait within its budget + {harness.MARGIN_MS} ms', over)
         # one slow wait is no failure of the percentile; two are (of 17)
         slow = 'E2E: wait 100 140000 timed_out sh'
         waits = [line for line in console.splitlines() if line.startswith('E2E: wait ')]
@@ -290,7 +292,7 @@ class StallTest(unittest.TestCase):
         self.assertEqual(self.failed('bounded', one), [])
         two = one.replace(waits[1], slow, 1)
         self.assertEqual(self.failed('bounded', two),
-                         [f'90th percentile within the budget + {e2e.STALL_P90_SLACK_MS} ms'])
+                         [f'90th percentile within the budget + {harness.STALL_P90_SLACK_MS} ms'])
         late = self.failed('bounded', console.replace(
             'E2E: reclaim_seconds ', 'E2E: reclaim_seconds 9', 1))
         self.assertEqual(late, ['within 17 budgets + 20 s'])
@@ -306,7 +308,7 @@ class StallTest(unittest.TestCase):
         self.assertIn('the reclaimer sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
                       self.failed('unbounded', console.replace(
                           'nfs_release_folio ', 'nfs_something_else ')))
-        pid = e2e.parse_console(console).values['reclaimer_pid']
+        pid = harness.parse_console(console).values['reclaimer_pid']
         self.assertIn('the blocked-task dump (sysrq-w) shows it in nfs_release_folio()',
                       self.failed('unbounded', console.replace(
                           f'E2E: reclaimer_pid {pid}', 'E2E: reclaimer_pid 1')))
@@ -316,10 +318,10 @@ class StallTest(unittest.TestCase):
         self.assertIn('its wait, without a bound, says it was killed',
                       self.failed('unbounded', console.replace(
                           'E2E: wait -1 ', 'E2E: wait 100 ')))
-        r = e2e.parse_console(console)
+        r = harness.parse_console(console)
         # the detector does not report a killable sleep: only nfsd's
         self.assertEqual([t.task for t in r.hung_tasks], ['nfsd'])
-        self.assertIn(e2e.BlockedTask(task='sh', state='D', pid=pid, release_wait=True),
+        self.assertIn(harness.BlockedTask(task='sh', state='D', pid=pid, release_wait=True),
                       r.blocked_tasks or [])
 
     def test_the_boot_itself(self):
@@ -354,21 +356,21 @@ class StallTest(unittest.TestCase):
                       self.failed('bounded', console.replace('E2E: data ok', 'E2E: data mismatch')))
 
     def test_table(self):
-        summaries = [e2e.summarize_stall(p, [e2e.parse_console(stall_console(p))])
-                     for p in e2e.POLICIES]
-        md = e2e.table_stall(summaries)
+        summaries = [harness.summarize_stall(p, [harness.parse_console(stall_console(p))])
+                     for p in harness.POLICIES]
+        md = harness.table_stall(summaries)
         self.assertEqual(len(md.splitlines()), 5)
         self.assertIn('| bounded | 1 | 1/1 | 1 / 0 |', md)
         self.assertIn('| unbounded | 1 | 1/1 | 0 / 1 |', md)
         self.assertTrue(all(c['ok'] for c in summaries[1].checks[0]))
 
     def test_qemu_command_of_the_stall(self):
-        cmd = e2e.qemu_command('k', 'i', 'bounded', {'mb': 16, 'scenario': 'stall'})
+        cmd = harness.qemu_command('k', 'i', 'bounded', {'mb': 16, 'scenario': 'stall'})
         append = cmd[cmd.index('-append') + 1].split()
         self.assertIn('e2e_scenario=stall', append)
         self.assertIn(f'ramdisk_size={32 * 1024}', append)
         self.assertIn('printk.devkmsg=on', append)
-        cmd = e2e.qemu_command('k', 'i', 'bounded', {'mb': 16})
+        cmd = harness.qemu_command('k', 'i', 'bounded', {'mb': 16})
         self.assertNotIn('ramdisk_size', ' '.join(cmd))
 
 
@@ -378,29 +380,29 @@ class ResultFilesTest(unittest.TestCase):
 
     def written(self, summaries, md):
         with tempfile.TemporaryDirectory() as tmp:
-            e2e.write_results(Path(tmp), summaries, md)
+            harness.write_results(Path(tmp), summaries, md)
             return ((Path(tmp) / 'summary.json').read_text(),
                     (Path(tmp) / 'table.md').read_text())
 
     def test_pressure(self):
-        good = e2e.parse_console(GOOD)
-        summaries = [e2e.summarize('unbounded', [e2e.parse_console(CONSOLE),
-                                                 e2e.parse_console('garbage'), good], 64),
-                     e2e.summarize('bounded', [good], 96)]
-        self.assertEqual(self.written(summaries, e2e.table(summaries)),
+        good = harness.parse_console(GOOD)
+        summaries = [harness.summarize('unbounded', [harness.parse_console(CONSOLE),
+                                                     harness.parse_console('garbage'), good], 64),
+                     harness.summarize('bounded', [good], 96)]
+        self.assertEqual(self.written(summaries, harness.table(summaries)),
                          ((DATA / 'e2e-summary.json').read_text(),
                           (DATA / 'e2e-table.md').read_text()))
 
     def test_stall(self):
         # every policy's checks of every console, and of a wait over its
         # bound: the details of failed checks are in summary.json too
-        consoles = [stall_console(p) for p in e2e.POLICIES]
+        consoles = [stall_console(p) for p in harness.POLICIES]
         wait = next(line for line in consoles[1].splitlines()
                     if line.startswith('E2E: wait '))
         consoles.append(consoles[1].replace(wait, 'E2E: wait 100 1200000 timed_out sh', 1))
-        summaries = [e2e.summarize_stall(p, [e2e.parse_console(c) for c in consoles])
-                     for p in e2e.POLICIES]
-        self.assertEqual(self.written(summaries, e2e.table_stall(summaries)),
+        summaries = [harness.summarize_stall(p, [harness.parse_console(c) for c in consoles])
+                     for p in harness.POLICIES]
+        self.assertEqual(self.written(summaries, harness.table_stall(summaries)),
                          ((DATA / 'e2e-stall-summary.json').read_text(),
                           (DATA / 'e2e-stall-table.md').read_text()))
 
@@ -449,6 +451,53 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'run', '--scenario', 'stall', '--mb', '64')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn('--scenario stall takes --mb up to 32', proc.stderr)
+
+    def test_each_sub_command_takes_only_its_own_options(self):
+        cases: list[list[str]] = [
+            ['build', '--runs', '9'], ['initramfs', '--no-setup'],
+            ['report', '--runs', '1'], ['run', '--as-is'], ['report', '--short'],
+            ['--runs', '1', 'run'], []]
+        for args in cases:
+            with self.subTest(args=args):
+                proc = self.tool('tools/e2e', *args)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn('usage: e2e', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '-h')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('usage: e2e run', proc.stdout)
+        for option in ('--runs', '--short', '--scenario', '--mb', '--write-timeout'):
+            self.assertIn(option, proc.stdout)
+        for option in ('--as-is', '--no-setup'):
+            self.assertNotIn(option, proc.stdout)
+        proc = self.tool('tools/e2e', 'build', '-h')
+        self.assertIn('--no-setup', proc.stdout)
+        self.assertNotIn('--runs', proc.stdout)
+
+    def test_report_arguments(self):
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'stall', '--mb', '16')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('report --scenario stall takes no --mb', proc.stderr)
+        proc = self.tool('tools/e2e', 'report', '--mb', '0')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        proc = self.tool('tools/e2e', 'report', '--mb', '64', '--policy', 'none')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('no consoles in', proc.stderr)
+
+
+class LayoutTest(unittest.TestCase):
+    """Everything of the end-to-end guest is in e2e/; kunit/ holds only
+    KUnit configurations."""
+
+    def test_the_guest_files_are_in_e2e(self):
+        tool = load_e2e_tool()
+        repo = Path(__file__).resolve().parents[2]
+        self.assertEqual(tool.CONFIG, repo / 'e2e' / 'kernel.config')
+        self.assertEqual(tool.INIT, repo / 'e2e' / 'init')
+        self.assertTrue(tool.CONFIG.is_file())
+        self.assertTrue(tool.INIT.is_file())
+        self.assertEqual(Path(harness.__file__).resolve(), repo / 'e2e' / 'harness.py')
+        self.assertEqual(list((repo / 'kunit').glob('*.config')), [])
+        self.assertIn('busybox-static', harness.GUEST_PACKAGES)
 
 
 if __name__ == '__main__':

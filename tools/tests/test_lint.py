@@ -18,7 +18,7 @@ class LintTest(Isolated):
     def setUp(self):
         super().setUp()
         self.repo = self.tmp / 'repo'
-        for part in ('tools', 'ci'):
+        for part in ('tools', 'ci', 'e2e'):
             shutil.copytree(REPO / part, self.repo / part,
                             ignore=shutil.ignore_patterns('__pycache__'))
         shutil.copy(REPO / 'setup.cfg', self.repo / 'setup.cfg')

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""ci/run-suites and tools/kunit against a fake kunit.py: one build for all
+"""tools/run-suites and tools/kunit against a fake kunit.py: one build for all
 suites, suites from --list_tests, crashes and unreadable results counted as
 failures, unknown names and missing pieces refused clearly."""
 
@@ -40,7 +40,7 @@ class RunnerTest(ScratchRepo):
         return (self.build / 'calls').read_text().splitlines()
 
     def test_every_suite_runs_alone_after_one_build(self):
-        proc = self.tool('ci/run-suites')
+        proc = self.tool('tools/run-suites')
         self.assertEqual(proc.returncode, 1, proc.stderr)
         calls = self.calls()
         self.assertEqual(sum(c.startswith('build ') for c in calls), 1)
@@ -63,7 +63,7 @@ class RunnerTest(ScratchRepo):
         self.assertTrue((self.results / 'alpha.json').is_file())
 
     def test_every_boot_panics_on_an_oops(self):
-        self.tool('ci/run-suites', '--suite', 'alpha')
+        self.tool('tools/run-suites', '--suite', 'alpha')
         execs = [c for c in self.calls() if c.startswith('exec ')]
         self.assertTrue(execs)
         for c in execs:
@@ -74,13 +74,13 @@ class RunnerTest(ScratchRepo):
         clean = (DATA / 'kunit-clean.log').read_text()
         env = {'FAKE_KUNIT_CONSOLE': str(console)}
         console.write_text(clean)
-        proc = self.tool('ci/run-suites', '--suite', 'epsilon', env=env)
+        proc = self.tool('tools/run-suites', '--suite', 'epsilon', env=env)
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
                          'kunit: 1 passed, 0 failed, 0 skipped')
         console.write_text(clean.replace('ok 1 one_shared_limit_is_reported',
                                          WARNING + 'ok 1 one_shared_limit_is_reported', 1))
-        proc = self.tool('ci/run-suites', '--suite', 'epsilon', env=env)
+        proc = self.tool('tools/run-suites', '--suite', 'epsilon', env=env)
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
                          'kunit: 1 passed, 1 failed, 0 skipped')
@@ -91,13 +91,13 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(summary['epsilon']['note'], 'kernel report in the console')
 
     def test_suite_filter(self):
-        proc = self.tool('ci/run-suites', '--suite', 'al*')
+        proc = self.tool('tools/run-suites', '--suite', 'al*')
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
                          'kunit: 3 passed, 0 failed, 0 skipped')
 
     def test_repeat_boots_each_suite_again_after_one_build(self):
-        proc = self.tool('ci/run-suites', '--suite', 'alpha', '--repeat', '3')
+        proc = self.tool('tools/run-suites', '--suite', 'alpha', '--repeat', '3')
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         calls = self.calls()
         self.assertEqual(sum(c.startswith('build ') for c in calls), 1)
@@ -107,18 +107,18 @@ class RunnerTest(ScratchRepo):
                          'kunit: 9 passed, 0 failed, 0 skipped')
         for run in (1, 2, 3):
             self.assertTrue((self.results / f'alpha.{run}.json').is_file())
-        proc = self.tool('ci/run-suites', '--repeat', '0')
+        proc = self.tool('tools/run-suites', '--repeat', '0')
         self.assertEqual(proc.returncode, 2)
         self.assertIn('--repeat must be positive', proc.stderr)
 
     def test_unknown_suite_name(self):
-        proc = self.tool('ci/run-suites', '--suite', 'no_such_suite')
+        proc = self.tool('tools/run-suites', '--suite', 'no_such_suite')
         self.assertEqual(proc.returncode, 2)
         self.assertIn('no suite matches no_such_suite', proc.stderr)
         self.assertIn('alpha, beta, gamma, delta', proc.stderr)
 
     def test_build_failure_fails_without_running(self):
-        proc = self.tool('ci/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
+        proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
         self.assertEqual(proc.returncode, 1)
         self.assertFalse(any(c.startswith('exec') for c in self.calls()))
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
@@ -127,7 +127,7 @@ class RunnerTest(ScratchRepo):
     def test_variant_lines_are_added_over_the_kunitconfig(self):
         (self.repo / 'kunit' / 'variants' / 'probe.config').write_text(
             '# a comment\nCONFIG_FOO=y\n# CONFIG_BAR is not set\n')
-        proc = self.tool('ci/run-suites', '--variant', 'probe', '--suite', 'alpha')
+        proc = self.tool('tools/run-suites', '--variant', 'probe', '--suite', 'alpha')
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
         calls = (self.tmp / 'build' / 'probe' / 'calls').read_text().splitlines()
         build = [c for c in calls if c.startswith('build ')][0]
@@ -138,8 +138,8 @@ class RunnerTest(ScratchRepo):
         self.assertTrue((self.tmp / 'results' / 'probe' / 'alpha.json').is_file())
 
     def test_unknown_variant(self):
-        for tool in ('ci/run-suites', 'tools/kunit'):
-            args = ['--variant', 'nope'] if tool == 'ci/run-suites' else \
+        for tool in ('tools/run-suites', 'tools/kunit'):
+            args = ['--variant', 'nope'] if tool == 'tools/run-suites' else \
                 ['run', '--no-setup', '--variant', 'nope']
             proc = self.tool(tool, *args)
             self.assertEqual(proc.returncode, 2, tool)
@@ -147,7 +147,7 @@ class RunnerTest(ScratchRepo):
 
     def test_kunit_py_missing(self):
         shutil.rmtree(self.kunit_dir)
-        proc = self.tool('ci/run-suites')
+        proc = self.tool('tools/run-suites')
         self.assertEqual(proc.returncode, 3)
         self.assertIn('kunit.py not found', proc.stderr)
         proc = self.tool('tools/kunit', 'run', '--no-setup')
@@ -155,7 +155,7 @@ class RunnerTest(ScratchRepo):
         self.assertIn('kunit.py not found', proc.stderr)
 
     def test_no_prepared_tree(self):
-        proc = self.tool('ci/run-suites', env={'RECLAIM_TREE': str(self.tmp / 'x')})
+        proc = self.tool('tools/run-suites', env={'RECLAIM_TREE': str(self.tmp / 'x')})
         self.assertEqual(proc.returncode, 3)
         self.assertIn('run tools/prepare first', proc.stderr)
 
@@ -189,7 +189,7 @@ class RunnerTest(ScratchRepo):
             self.assertIn('is in use by a test holding it', proc.stderr)
             self.assertFalse((build / 'calls').exists(),
                              'kunit.py must not run while another tool holds the build')
-            proc = self.tool('ci/run-suites')
+            proc = self.tool('tools/run-suites')
             self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
         proc = self.tool('tools/kunit', 'run', '--no-setup', 'alpha')
         self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
@@ -264,7 +264,7 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(stats['objects'], 2)
 
     def test_a_crash_after_partial_results_counts_both(self):
-        proc = self.tool('ci/run-suites', '--suite', 'zeta',
+        proc = self.tool('tools/run-suites', '--suite', 'zeta',
                          env={'FAKE_KUNIT_PARTIAL': '1'})
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
@@ -278,7 +278,7 @@ class RunnerTest(ScratchRepo):
         self.assertIn('kunit: 1 passed, 1 failed, 0 skipped', proc.stdout)
 
     def test_a_kernel_that_lists_no_test_is_an_error(self):
-        proc = self.tool('ci/run-suites', env={'FAKE_KUNIT_LIST': 'empty'})
+        proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_LIST': 'empty'})
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         self.assertIn('--list_tests listed no test', proc.stderr)
 

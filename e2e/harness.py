@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The end-to-end harness: the guest's initramfs, its boots, their results.
 
+tools/e2e imports it from here, next to the guest's /init (e2e/init) and
+its kernel's configuration (e2e/kernel.config).
+
 The initramfs holds busybox and nfs-utils from Debian's packages, fetched
 with `apt-get download` and unpacked with `dpkg-deb -x` into the cache:
 never installed on this machine (nfs-kernel-server would start the host's
@@ -27,13 +30,15 @@ from kbranch import ToolError
 
 NAME = 'e2e'
 
-# Debian packages unpacked into the initramfs (bookworm names).  The
-# libraries are those the binaries below need beyond the base system.
-PACKAGES = ['busybox-static', 'nfs-kernel-server', 'nfs-common',
-            'libtirpc3', 'libtirpc-common', 'libwrap0', 'libnfsidmap1',
-            'libgssapi-krb5-2', 'libkrb5-3', 'libk5crypto3',
-            'libkrb5support0', 'libcom-err2', 'libkeyutils1',
-            'dmsetup', 'libdevmapper1.02.1']
+# The guest's Debian packages (bookworm names): unpacked into the
+# initramfs, never installed on this machine (the host's packages are the
+# ones tools/setup installs).  The libraries are those the binaries below
+# need beyond the base system.
+GUEST_PACKAGES = ['busybox-static', 'nfs-kernel-server', 'nfs-common',
+                  'libtirpc3', 'libtirpc-common', 'libwrap0', 'libnfsidmap1',
+                  'libgssapi-krb5-2', 'libkrb5-3', 'libk5crypto3',
+                  'libkrb5support0', 'libcom-err2', 'libkeyutils1',
+                  'dmsetup', 'libdevmapper1.02.1']
 BINARIES = ['usr/sbin/rpc.nfsd', 'usr/sbin/rpc.mountd', 'usr/sbin/exportfs',
             'sbin/mount.nfs', 'sbin/dmsetup']
 LIB_DIRS = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu']
@@ -42,7 +47,7 @@ HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
 
 # The three policies, as the nfs module parameters each boot gets.  The
 # unbounded wait exists only with CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED,
-# which kunit/e2e.config sets.
+# which e2e/kernel.config sets.
 POLICIES: dict[str, dict[str, int]] = {
     'none': {'nfs.release_wait_local_ms': 0},
     'bounded': {'nfs.release_wait_local_ms': 100},
@@ -168,7 +173,7 @@ def resolve_libraries(binaries: list[Path], roots: list[Path]) -> dict[str, Path
         if path is None:
             raise ToolError(f'library {soname} not found in the unpacked '
                             f'packages or on this machine: add its package '
-                            f'to tools/lib/e2e.py PACKAGES', kbranch.EXIT_ENV)
+                            f'to GUEST_PACKAGES in e2e/harness.py', kbranch.EXIT_ENV)
         found[soname] = path
         todo += needed(path.resolve())
     return found
@@ -225,7 +230,7 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
                             f'binutils)', kbranch.EXIT_ENV)
     base = e2e_dir()
     debs, pkgroot, root = base / 'debs', base / 'pkgroot', base / 'initramfs'
-    download(PACKAGES, debs, log)
+    download(GUEST_PACKAGES, debs, log)
     unpack(debs, pkgroot)
     if root.exists():
         shutil.rmtree(root)
