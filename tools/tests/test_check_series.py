@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """tools/check-series: its pure functions (the subject and changelog
 rules, the reviewer notes below a patch's --- line, the files a series
-touches, the W=1 warnings that count); its arguments (--bisect-from must
-name a patch of the series, and is refused before any slow check runs);
-a bad series file is bad input (exit 2)."""
+touches, the W=1 warnings that count); its sub-commands (lint, the
+default, w1 and bisect, each with its own checks and options; bisect's
+--from must name a patch of the series, and is refused before any check
+runs); a bad series file is bad input (exit 2)."""
 
 import tempfile
 import unittest
@@ -200,7 +201,7 @@ class SeriesFileTest(ScratchRepo):
                               'does not apply')
 
 
-class BisectFromTest(ScratchRepo):
+class SubCommandTest(ScratchRepo):
 
     def test_out_of_range_is_refused_before_any_check(self):
         # one patch, so that the checks of a patch could run first
@@ -209,20 +210,64 @@ class BisectFromTest(ScratchRepo):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         for bad in ('0', '2'):
             with self.subTest(bad=bad):
-                proc = self.tool('tools/check-series', '--bisect',
-                                 '--bisect-from', bad)
+                proc = self.tool('tools/check-series', 'bisect', '--from', bad)
                 self.assertEqual(proc.stdout, '')   # no check ran
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertEqual(proc.stderr.strip(),
-                                 f'check-series: error: --bisect-from {bad}: '
+                                 f'check-series: error: --from {bad}: '
                                  f'the series has 1 patch')
 
-    def test_bisect_from_needs_bisect(self):
-        proc = self.tool('tools/check-series', '--bisect-from', '1')
-        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
-        self.assertEqual(proc.stderr.strip(),
-                         'check-series: error: --bisect-from needs --bisect')
-        self.assertEqual(proc.stdout, '')
+    def test_each_sub_command_takes_only_its_own_options(self):
+        cases: list[list[str]] = [
+            ['--from', '1'], ['lint', '--from', '1'], ['w1', '--from', '1'],
+            ['--w1'], ['--bisect'], ['bisect', '--from', 'x'], ['nope']]
+        for args in cases:
+            with self.subTest(args=args):
+                proc = self.tool('tools/check-series', *args)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn('usage: check-series', proc.stderr)
+                self.assertEqual(proc.stdout, '')
+        proc = self.tool('tools/check-series', 'bisect', '-h')
+        self.assertIn('--from N', proc.stdout)
+        proc = self.tool('tools/check-series', 'lint', '-h')
+        self.assertNotIn('--from', proc.stdout)
+
+    def test_lint_is_the_default_and_runs_only_the_quick_checks(self):
+        # no build directory: w1 and bisect would fail or hold one
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        outputs = []
+        cases: list[list[str]] = [[], ['lint']]
+        for args in cases:
+            proc = self.tool('tools/check-series', *args)
+            names = [line.split()[1] for line in proc.stdout.splitlines()
+                     if line.startswith(('ok', 'FAIL'))]
+            self.assertEqual(names, ['series', 'kunitconfig', 'applies',
+                                     'changelog', 'checkpatch'], proc.stdout)
+            outputs.append(names)
+        self.assertEqual(outputs[0], outputs[1])
+
+    def test_w1_checks_the_series_then_w1_only(self):
+        self.prepared()
+        proc = self.tool('tools/check-series', 'w1')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[0], 'ok   series')
+        self.assertEqual(lines[1], 'FAIL w1')
+        self.assertIn('no default build in', lines[2])
+        self.assertIn('run tools/run-suites', lines[2])
+        self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
+
+    def test_a_bad_series_fails_w1_and_bisect_with_exit_2(self):
+        (self.patches / 'series').write_text('0001-missing.patch\n')
+        for command in ('w1', 'bisect'):
+            with self.subTest(command=command):
+                proc = self.tool('tools/check-series', command)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                lines = proc.stdout.splitlines()
+                self.assertEqual(lines[0], 'FAIL series')
+                self.assertEqual(lines[-1], 'check-series: 0 passed, 1 failed')
 
 
 if __name__ == '__main__':

@@ -82,8 +82,31 @@ class CountTest(Isolated):
             self.assertEqual(self.ci.main(), 0)
         self.assertEqual([name for name, _ in ran],
                          ['setup', 'prepare', 'tools', 'lint', 'kunit default',
-                          'check-series', 'e2e build', 'e2e short', 'e2e stall'])
-        self.assertEqual(ran[3][1], ['tools/lint'])
+                          'check-series', 'check-series w1', 'e2e build',
+                          'e2e short', 'e2e stall'])
+        cmds = dict(ran)
+        self.assertEqual(cmds['lint'], ['tools/lint'])
+        self.assertEqual(cmds['kunit default'], ['tools/run-suites'])
+        self.assertEqual(cmds['check-series'], ['tools/check-series'])
+        self.assertEqual(cmds['check-series w1'], ['tools/check-series', 'w1'])
+        self.assertEqual(cmds['e2e build'], ['tools/e2e', 'build', '--no-setup'])
+
+    def test_full_adds_the_variants_bisect_and_mutants(self):
+        ran = []
+
+        def step(name, cmd):
+            ran.append((name, cmd))
+            return (1, 0, 0), 0, 0.0
+
+        with mock.patch.object(self.ci, 'step', side_effect=step), \
+                mock.patch.object(sys, 'argv', ['ci/test', '--full']), \
+                mock.patch('sys.stdout'):
+            self.assertEqual(self.ci.main(), 0)
+        cmds = dict(ran)
+        self.assertEqual(cmds['bisect'], ['tools/check-series', 'bisect'])
+        self.assertEqual(cmds['mutants'], ['tools/mutants'])
+        self.assertIn(['tools/run-suites', '--variant', 'no-lockdep'], cmds.values())
+        self.assertEqual(list(cmds)[-1], 'mutants')
 
 
 class SummaryTest(Isolated):
