@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Installing what the branch needs from Debian, and nothing else."""
+"""The host's Debian packages: installing what the branch needs from
+Debian, and nothing else (tools/setup, and tools/kunit and tools/e2e
+unless --no-setup)."""
 
 import os
 import shutil

@@ -10,11 +10,9 @@ import tempfile
 import time
 from pathlib import Path
 
+import hostpkgs
 import kbranch
-import setup as ksetup
 from kbranch import ToolError, git, rev
-
-NAME = 'prepare'
 
 # Debian's linux-source tarball ends its .gitignore with a block that ignores
 # every top-level entry.  In the prepared tree that would hide every file a
@@ -351,7 +349,7 @@ def ready(as_is=False, no_setup=False, log=print):
     series, or taken as it is with as_is."""
     tree = kbranch.tree_dir().absolute()
     if not no_setup:
-        ksetup.install(kbranch.Base.load(), log=log)
+        hostpkgs.install(kbranch.Base.load(), log=log)
     if as_is:
         if not (tree / '.git').is_dir():
             raise ToolError(f'--as-is: {tree} does not exist; run without '

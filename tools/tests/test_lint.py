@@ -43,7 +43,7 @@ class LintTest(Isolated):
         self.assertGreaterEqual(total, 20)
 
         # flake8: an unused import in the library
-        self.append('tools/lib/setup.py', 'import glob\n')
+        self.append('tools/lib/hostpkgs.py', 'import glob\n')
         # mypy: a type error in an extensionless tool (module "kunit", as
         # tools/lib/kunitpy.py is not)
         self.append('tools/kunit', '\n\ndef seeded() -> int:\n    return "1"\n')
@@ -59,7 +59,7 @@ class LintTest(Isolated):
         proc, lines = self.lint()
         self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
         out = proc.stdout
-        self.assertRegex(out, r"(?m)^tools/lib/setup\.py:\d+:1: F401 'glob' imported "
+        self.assertRegex(out, r"(?m)^tools/lib/hostpkgs\.py:\d+:1: F401 'glob' imported "
                               r"but unused$")
         self.assertRegex(out, r'(?m)^tools/kunit:\d+: error: Incompatible return '
                               r'value type \(got "str", expected "int"\)')
@@ -70,8 +70,8 @@ class LintTest(Isolated):
         self.assertNotIn('new-script', out)
         self.assertNotIn('test_series.py', out)
         self.assertEqual([line for line in lines if line.startswith('FAIL')],
-                         ['FAIL tools/kunit', 'FAIL tools/lib/kunitpy.py',
-                          'FAIL tools/lib/setup.py', 'FAIL tools/new-tool'])
+                         ['FAIL tools/kunit', 'FAIL tools/lib/hostpkgs.py',
+                          'FAIL tools/lib/kunitpy.py', 'FAIL tools/new-tool'])
         self.assertEqual(lines[-1], f'lint: {total + 1 - 4} passed, 4 failed')
 
     def test_missing_checkers_exit_3(self):
