@@ -12,9 +12,16 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, NoReturn
 
 REPO = Path(__file__).resolve().parents[2]
+# A path as the tools take one: a Path, or a str from the environment.
+StrPath = str | os.PathLike[str]
+# Where a function says what it does: print, or kbranch.info under a name.
+Log = Callable[[str], object]
 PATCH_DIR = REPO / 'kernel-patches'
 
 # Exit codes shared by all tools (documented in README.md).
@@ -57,12 +64,12 @@ PACKAGES = ['qemu-system-x86', 'gcc', 'make', 'bc', 'flex', 'bison',
 class ToolError(Exception):
     """A failure with a message for the user and an exit code."""
 
-    def __init__(self, message, code=EXIT_FAIL):
+    def __init__(self, message: str, code: int = EXIT_FAIL) -> None:
         super().__init__(message)
         self.code = code
 
 
-def run_main(name, main):
+def run_main(name: str, main: Callable[[], int]) -> NoReturn:
     """Runs main(), turning ToolError into one line on stderr and its code."""
     try:
         sys.exit(main())
@@ -74,13 +81,13 @@ def run_main(name, main):
         sys.exit(130)
 
 
-def info(name, message):
+def info(name: str, message: str) -> None:
     print(f'{name}: {message}', file=sys.stderr, flush=True)
 
 
 # --- paths ---------------------------------------------------------------
 
-def cache_dir():
+def cache_dir() -> Path:
     """RECLAIM_CACHE, or ${XDG_CACHE_HOME:-~/.cache}/reclaim-kunit."""
     env = os.environ.get('RECLAIM_CACHE')
     if env:
@@ -89,25 +96,25 @@ def cache_dir():
     return Path(xdg) / 'reclaim-kunit'
 
 
-def tree_dir():
+def tree_dir() -> Path:
     """RECLAIM_TREE, or <cache>/linux."""
     env = os.environ.get('RECLAIM_TREE')
     return Path(env) if env else cache_dir() / 'linux'
 
 
-def build_dir(variant='default'):
+def build_dir(variant: str = 'default') -> Path:
     """RECLAIM_BUILD_DIR/<variant>, or <cache>/build/<variant>."""
     env = os.environ.get('RECLAIM_BUILD_DIR')
     root = Path(env) if env else cache_dir() / 'build'
     return root / variant
 
 
-def ccache_dir():
+def ccache_dir() -> Path:
     env = os.environ.get('CCACHE_DIR')
     return Path(env) if env else cache_dir() / 'ccache'
 
 
-def results_dir():
+def results_dir() -> Path:
     """RECLAIM_RESULTS, or results/ in the repository (ignored by git)."""
     env = os.environ.get('RECLAIM_RESULTS')
     return Path(env) if env else REPO / 'results'
@@ -115,24 +122,25 @@ def results_dir():
 
 # --- the pinned base and the series ----------------------------------------
 
+@dataclass(frozen=True)
 class Base:
-    """kernel-patches/BASE: which package and kernel version the series needs."""
+    """kernel-patches/BASE: which package and kernel version the series
+    needs (its PACKAGE, VERSION and DEBIAN_VERSION)."""
 
-    KEYS = ('PACKAGE', 'VERSION', 'DEBIAN_VERSION')
+    KEYS: ClassVar[tuple[str, ...]] = ('PACKAGE', 'VERSION', 'DEBIAN_VERSION')
 
-    def __init__(self, package, version, debian_version):
-        self.package = package
-        self.version = version
-        self.debian_version = debian_version
+    package: str
+    version: str
+    debian_version: str
 
     @classmethod
-    def load(cls, path=None):
+    def load(cls, path: StrPath | None = None) -> 'Base':
         path = Path(path) if path else PATCH_DIR / 'BASE'
         try:
             text = path.read_text()
         except OSError as err:
             raise ToolError(f'cannot read {path}: {err.strerror}', EXIT_USAGE)
-        values = {}
+        values: dict[str, str] = {}
         for num, line in enumerate(text.splitlines(), 1):
             line = line.strip()
             if not line or line.startswith('#'):
@@ -156,16 +164,16 @@ class Base:
         return cls(values['PACKAGE'], values['VERSION'],
                    values['DEBIAN_VERSION'])
 
-    def tarball(self):
+    def tarball(self) -> Path:
         """RECLAIM_TARBALL, or the path Debian's package installs."""
         env = os.environ.get('RECLAIM_TARBALL')
         return Path(env) if env else Path('/usr/src') / f'{self.package}.tar.xz'
 
-    def describe(self):
+    def describe(self) -> str:
         return f'{self.package} {self.version} ({self.debian_version})'
 
 
-def read_series(patch_dir=None):
+def read_series(patch_dir: StrPath | None = None) -> list[Path]:
     """Returns the patch file names listed in series, in order.
 
     Every name must exist and every *.patch file must be listed: a patch that
@@ -179,7 +187,7 @@ def read_series(patch_dir=None):
         lines = series.read_text().splitlines()
     except OSError as err:
         raise ToolError(f'cannot read {series}: {err.strerror}', EXIT_USAGE)
-    names = []
+    names: list[str] = []
     for num, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith('#'):
@@ -205,7 +213,7 @@ def read_series(patch_dir=None):
 
 # --- git -------------------------------------------------------------------
 
-def git_env(env=None):
+def git_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment the tools run git in: the user's global and system
     configuration switched off (format.*, diff.*, core.abbrev ... must not
     change what is exported or compared; the tree's own config still
@@ -227,7 +235,9 @@ GIT_ENV_ERRORS = ('not a git repository', 'cannot change to',
                   'dubious ownership')
 
 
-def git(tree, *args, env=None, check=True, capture=True, input=None):
+def git(tree: StrPath, *args: str, env: Mapping[str, str] | None = None,
+        check: bool = True, capture: bool = True,
+        input: str | None = None) -> str:
     """Runs git in tree; returns stdout (right-stripped) or raises ToolError
     with git's reason: EXIT_ENV if git is not installed or tree is no
     repository git can use, EXIT_FAIL for any other failure."""
@@ -241,11 +251,12 @@ def git(tree, *args, env=None, check=True, capture=True, input=None):
         raise ToolError('git is not installed (tools/setup installs it)',
                         EXIT_ENV) from None
     if check and proc.returncode != 0:
-        err = [l for l in (proc.stderr or '').splitlines() if l.strip()]
-        said = [l for l in err if l.startswith(('fatal:', 'error:'))]
+        err = [line for line in (proc.stderr or '').splitlines()
+               if line.strip()]
+        said = [line for line in err if line.startswith(('fatal:', 'error:'))]
         why = said[0] if said else err[-1] if err else \
             f'exit code {proc.returncode}'
-        code = EXIT_ENV if any(e in l for l in err
+        code = EXIT_ENV if any(e in line for line in err
                                for e in GIT_ENV_ERRORS) else EXIT_FAIL
         raise ToolError(f'git {" ".join(args[:2])} failed in {tree}: {why}',
                         code)
@@ -253,7 +264,7 @@ def git(tree, *args, env=None, check=True, capture=True, input=None):
     return (proc.stdout or '').rstrip() if capture else ''
 
 
-def rev(tree, name):
+def rev(tree: StrPath, name: str) -> str | None:
     """The commit id of name in tree, or None."""
     out = git(tree, 'rev-parse', '--verify', '-q', f'{name}^{{commit}}',
               check=False)
@@ -268,14 +279,15 @@ FORMAT_PATCH = ['-c', 'core.abbrev=12', '-c', 'diff.noprefix=false',
                 '--suffix=.patch']
 
 
-def format_patches(tree, rev_range, outdir):
+def format_patches(tree: StrPath, rev_range: str,
+                   outdir: StrPath) -> list[Path]:
     """git format-patch exactly as the export tool writes the series."""
     git(tree, *FORMAT_PATCH, '--no-signature', '-N', '--no-cover-letter',
         f'--notes={NOTES}', '--output-directory', str(outdir), rev_range)
     return sorted(Path(outdir).glob('*.patch'))
 
 
-def patch_notes(text):
+def patch_notes(text: str) -> str:
     """The reviewer notes of a patch: the "Notes (kbranch):" block that
     git format-patch --notes writes below the --- line, de-indented; '' if
     there is none."""
@@ -301,14 +313,22 @@ def patch_notes(text):
     return '\n'.join(notes).strip('\n')
 
 
-def require_prepared(tree):
-    """Raises unless tree is a kernel tree that tools/prepare made."""
-    if not (Path(tree) / '.git').is_dir() or rev(tree, TAG_BASE) is None:
+def base_commit(tree: StrPath) -> str:
+    """The commit id of the base (TAG_BASE) of a kernel tree that
+    tools/prepare made; raises as require_prepared() for any other tree."""
+    base = rev(tree, TAG_BASE) if (Path(tree) / '.git').is_dir() else None
+    if base is None:
         raise ToolError(f'no prepared kernel tree at {tree}: run '
                         f'tools/prepare first', EXIT_ENV)
+    return base
 
 
-def operation_in_progress(tree):
+def require_prepared(tree: StrPath) -> None:
+    """Raises unless tree is a kernel tree that tools/prepare made."""
+    base_commit(tree)
+
+
+def operation_in_progress(tree: StrPath) -> str | None:
     """Names a git am/rebase/merge/cherry-pick left half done, or None."""
     gitdir = Path(git(tree, 'rev-parse', '--absolute-git-dir'))
     for marker, what in (('rebase-apply', 'git am or rebase'),
@@ -320,7 +340,7 @@ def operation_in_progress(tree):
     return None
 
 
-def kernel_version(tree):
+def kernel_version(tree: StrPath) -> str | None:
     """VERSION.PATCHLEVEL.SUBLEVEL from a tree's top-level Makefile."""
     try:
         head = (Path(tree) / 'Makefile').read_text(errors='replace')[:2000]
@@ -335,7 +355,7 @@ def kernel_version(tree):
     return '.'.join(parts)
 
 
-def which(program):
+def which(program: str) -> str | None:
     return shutil.which(program)
 
 
