@@ -12,7 +12,7 @@ from pathlib import Path
 
 import hostpkgs
 import kbranch
-from kbranch import ToolError, git, rev
+from kbranch import Log, ToolError, git, rev
 
 # Debian's linux-source tarball ends its .gitignore with a block that ignores
 # every top-level entry.  In the prepared tree that would hide every file a
@@ -28,7 +28,7 @@ DEBIAN_IGNORE_BLOCK = [
 ]
 
 
-def _installed_version(package):
+def _installed_version(package: str) -> str | None:
     try:
         proc = subprocess.run(['dpkg-query', '-W', '-f=${Version}', package],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
@@ -38,7 +38,7 @@ def _installed_version(package):
     return proc.stdout.strip() if proc.returncode == 0 else None
 
 
-def _drop_debian_ignore(tree):
+def _drop_debian_ignore(tree: Path) -> bool:
     """Removes Debian's ignore-everything block; True if the file changed."""
     path = Path(tree) / '.gitignore'
     if not path.is_file():
@@ -52,13 +52,13 @@ def _drop_debian_ignore(tree):
             return True
     # A tarball with only the two rules, without the comment.
     if '/*' in lines and '!/debian/' in lines:
-        lines = [l for l in lines if l not in ('/*', '!/debian/')]
+        lines = [line for line in lines if line not in ('/*', '!/debian/')]
         path.write_text('\n'.join(lines))
         return True
     return False
 
 
-def create(base, tree, log=print):
+def create(base: kbranch.Base, tree: Path, log: Log = print) -> None:
     """Extracts the tarball into tree and commits it as the base."""
     tarball = base.tarball()
     if not tarball.is_file():
@@ -113,7 +113,7 @@ def create(base, tree, log=print):
         raise
 
 
-def _applied_file(tree):
+def _applied_file(tree: Path) -> Path:
     """Where tools/prepare records the commits it applied to tree: one line
     per commit, its _patch_key().  A line with one sha256 alone is the
     record of an older tools/prepare: the digest of a patch file it applied
@@ -121,16 +121,17 @@ def _applied_file(tree):
     return Path(git(tree, 'rev-parse', '--absolute-git-dir')) / 'kbranch-applied'
 
 
-def _digest(patch):
+def _digest(patch: Path) -> str:
     """What an older tools/prepare recorded: the sha256 of a patch file."""
     return hashlib.sha256(Path(patch).read_bytes()).hexdigest()
 
 
-def _stripspace(text):
+def _stripspace(text: str) -> str:
     """The message as git am commits it (git stripspace): no trailing
     blanks, no blank lines at either end, one blank line between
     paragraphs."""
-    lines, blank = [], False
+    lines: list[str] = []
+    blank = False
     for line in text.split('\n'):
         line = line.rstrip()
         if not line:
@@ -140,10 +141,10 @@ def _stripspace(text):
             lines.append('')
             blank = False
         lines.append(line)
-    return ''.join(l + '\n' for l in lines)
+    return ''.join(line + '\n' for line in lines)
 
 
-def _patch_key(tree, patch, scratch):
+def _patch_key(tree: Path, patch: Path, scratch: str) -> str:
     """What makes two patch files the same patch: 'PATCH-ID MESSAGE', the
     patch-id of its diff (git patch-id --stable: line numbers, whitespace
     and index lines do not count) and the sha256 of the author and message
@@ -162,7 +163,7 @@ def _patch_key(tree, patch, scratch):
     proc = subprocess.run(['git', '-C', str(tree), 'mailinfo', str(msg),
                            str(rest)], input=data, stdout=subprocess.PIPE,
                           stderr=subprocess.DEVNULL, env=kbranch.git_env())
-    info = {}
+    info: dict[str, str] = {}
     for line in proc.stdout.decode(errors='replace').splitlines():
         key, sep, value = line.partition(': ')
         if sep:
@@ -173,9 +174,10 @@ def _patch_key(tree, patch, scratch):
     return f'{patch_id} {hashlib.sha256(text.encode()).hexdigest()}'
 
 
-def _recorded(tree):
+def _recorded(tree: Path) -> tuple[set[str], set[str]]:
     """The keys and the older digests _applied_file() holds."""
-    keys, digests = set(), set()
+    keys: set[str] = set()
+    digests: set[str] = set()
     path = _applied_file(tree)
     if path.is_file():
         for line in path.read_text(errors='replace').splitlines():
@@ -187,7 +189,8 @@ def _recorded(tree):
     return keys, digests
 
 
-def _pending_work(tree, series, tmpdir):
+def _pending_work(tree: Path, series: list[Path],
+                  tmpdir: str) -> tuple[int, int, list[str]]:
     """Compares the tree's commits above the base with the series.
 
     A commit is a series patch when its git format-patch has the patch's
@@ -201,14 +204,14 @@ def _pending_work(tree, series, tmpdir):
     problems = []
     dirty = git(tree, 'status', '--porcelain')
     if dirty:
-        files = [l[3:] for l in dirty.splitlines()]
+        files = [line[3:] for line in dirty.splitlines()]
         more = f' and {len(files) - 5} more' if len(files) > 5 else ''
         problems.append(f'uncommitted changes ({", ".join(files[:5])}{more})')
-    head = rev(tree, 'HEAD')
-    base = rev(tree, kbranch.TAG_BASE)
-    if subprocess.run(['git', '-C', str(tree), 'merge-base',
-                       '--is-ancestor', base, head],
-                      env=kbranch.git_env()).returncode != 0:
+    head = rev(tree, 'HEAD')        # None on a branch without commits
+    base = kbranch.base_commit(tree)
+    if head is None or subprocess.run(
+            ['git', '-C', str(tree), 'merge-base', '--is-ancestor', base,
+             head], env=kbranch.git_env()).returncode != 0:
         problems.append(f'HEAD is not based on {kbranch.TAG_BASE}')
         return 0, 0, problems
     exported = kbranch.format_patches(tree, f'{base}..{head}', tmpdir)
@@ -233,7 +236,7 @@ def _pending_work(tree, series, tmpdir):
     return applied, stale, problems
 
 
-def _record_applied(tree, since):
+def _record_applied(tree: Path, since: str) -> None:
     """Records the commits above since, which tools/prepare just applied."""
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
         done = kbranch.format_patches(tree, f'{since}..HEAD', tmpdir)
@@ -242,7 +245,7 @@ def _record_applied(tree, since):
         f.writelines(key + '\n' for key in keys)
 
 
-def _save_work(tree, log):
+def _save_work(tree: Path, log: Log) -> None:
     """--force: keeps everything the reset would lose, and says where."""
     stamp = time.strftime('%Y%m%d-%H%M%S')
     if git(tree, 'status', '--porcelain'):
@@ -250,19 +253,19 @@ def _save_work(tree, log):
             f'tools/prepare --force {stamp}')
         log(f'--force: saved uncommitted changes as stash@{{0}} '
             f'("tools/prepare --force {stamp}")')
-    head, base = rev(tree, 'HEAD'), rev(tree, kbranch.TAG_BASE)
-    if head != base:
+    head, base = rev(tree, 'HEAD'), kbranch.base_commit(tree)
+    if head is not None and head != base:
         branch = f'kbranch/backup/{stamp}'
         git(tree, 'branch', branch, head)
         log(f'--force: saved the commits above the base as branch {branch}')
     git(tree, 'reset', '-q', '--hard', base)
 
 
-def apply_series(tree, patches, log=print):
+def apply_series(tree: Path, patches: list[Path], log: Log = print) -> int:
     """git am each patch, and gives its commit the patch's reviewer notes
     (below its --- line) as a git note; on failure restores the tree and
     names the patch."""
-    orig = rev(tree, 'HEAD')
+    orig = git(tree, 'rev-parse', 'HEAD')
     # amend and rebase carry the notes to the rewritten commits
     git(tree, 'config', 'notes.rewriteRef', kbranch.NOTES_REF)
     for i, patch in enumerate(patches):
@@ -278,8 +281,9 @@ def apply_series(tree, patches, log=print):
             git(tree, 'reset', '-q', '--hard', orig)
             # git's own reason, without its hints and its advice on
             # continuing the am that was just aborted
-            why = [l for l in proc.stdout.splitlines() if l.strip()
-                   and not l.startswith('hint:') and '"git am --' not in l]
+            why = [line for line in proc.stdout.splitlines() if line.strip()
+                   and not line.startswith('hint:')
+                   and '"git am --' not in line]
             raise ToolError(f'{patch.name} does not apply '
                             f'({"; ".join(why[:2]) or "git am failed"}); '
                             f'the tree is back where it was', kbranch.EXIT_FAIL)
@@ -292,7 +296,8 @@ def apply_series(tree, patches, log=print):
     return len(patches)
 
 
-def prepare(base, patches, tree, force=False, log=print):
+def prepare(base: kbranch.Base, patches: list[Path], tree: Path,
+            force: bool = False, log: Log = print) -> str:
     """Brings tree to base + series.  Returns a one-line summary."""
     if not tree.exists() or (tree.is_dir() and not any(tree.iterdir())):
         create(base, tree, log)
@@ -321,7 +326,7 @@ def prepare(base, patches, tree, force=False, log=print):
         keep = git(tree, 'rev-parse', f'HEAD~{stale}')
         log(f'replacing {stale} commit(s) of an earlier series that '
             f'tools/prepare applied and nobody changed since (were '
-            f'{rev(tree, "HEAD")[:12]})')
+            f'{git(tree, "rev-parse", "HEAD")[:12]})')
         git(tree, 'reset', '-q', '--hard', keep)
     if problems:
         if not force:
@@ -343,7 +348,8 @@ def prepare(base, patches, tree, force=False, log=print):
            f'({len(todo)} newly applied)'
 
 
-def ready(as_is=False, no_setup=False, log=print):
+def ready(as_is: bool = False, no_setup: bool = False,
+          log: Log = print) -> Path:
     """The kernel tree to build, for tools/kunit and tools/e2e: Debian
     packages installed (unless no_setup), the tree prepared to base +
     series, or taken as it is with as_is."""

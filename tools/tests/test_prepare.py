@@ -240,6 +240,15 @@ class PrepareTest(ScratchRepo):
         self.assertIn('mm/vmscan: not exported', proc.stderr)
         self.assertEqual(snapshot(self.tree), before)
 
+    def test_a_branch_without_commits_is_refused(self):
+        self.prepared()
+        self.git('switch', '-q', '--orphan', 'elsewhere')
+        before = snapshot(self.tree)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4, proc.stderr)
+        self.assertIn('HEAD is not based on kbranch/base', proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+
     def test_force_saves_the_work_then_resets(self):
         self.add_patches((3, 'three', 'mm/vmscan: change three'))
         self.prepared()
