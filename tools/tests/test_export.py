@@ -267,8 +267,8 @@ class ExportTest(ScratchRepo):
         for text, why in (('A subject\nno blank line\n', 'expected a subject'),
                           ('\n\nno subject\n', 'expected a subject'),
                           ('A subject\n\n', 'expected a subject'),
-                          ('A subject\n\nna\u00efve\n', 'cover-letter.txt:3: '
-                                                          'not ASCII')):
+                          ('A subject\n\nna\u00efve\n',
+                           'cover-letter.txt:3: not ASCII')):
             (self.patches / 'cover-letter.txt').write_text(text)
             proc = self.tool('tools/export')
             self.assertEqual(proc.returncode, 2, text)
