@@ -24,9 +24,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence, TypedDict
 
-import kbranch
+import cli
 import kunitpy
-from kbranch import ToolError
+import paths
+from cli import ToolError
 
 NAME = 'e2e'
 
@@ -92,7 +93,7 @@ STALL_KILL_S = 10
 
 
 def e2e_dir() -> Path:
-    return kbranch.cache_dir() / 'e2e'
+    return paths.cache_dir() / 'e2e'
 
 
 def initramfs_path() -> Path:
@@ -100,7 +101,7 @@ def initramfs_path() -> Path:
 
 
 def kernel_path() -> Path:
-    return kbranch.build_dir('e2e') / 'arch/x86/boot/bzImage'
+    return paths.build_dir('e2e') / 'arch/x86/boot/bzImage'
 
 
 # --- the initramfs ---------------------------------------------------------
@@ -114,7 +115,7 @@ def download(packages: list[str], debs: Path, log: Callable[[str], object]) -> N
         return
     if not shutil.which('apt-get'):
         raise ToolError('apt-get not found: the initramfs is made from '
-                        'Debian packages', kbranch.EXIT_ENV)
+                        'Debian packages', cli.EXIT_ENV)
     log(f'$ apt-get download {" ".join(want)}')
     proc = subprocess.run(['apt-get', 'download', *want], cwd=debs, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -124,7 +125,7 @@ def download(packages: list[str], debs: Path, log: Callable[[str], object]) -> N
         last = (proc.stdout.strip().splitlines() or ['(no output)'])[-1]
         raise ToolError(f'apt-get download failed for {" ".join(lost or want)}: '
                         f'{last} (is apt reachable? try apt-get update)',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
 
 
 def unpack(debs: Path, root: Path) -> None:
@@ -137,7 +138,7 @@ def unpack(debs: Path, root: Path) -> None:
                               text=True)
         if proc.returncode != 0:
             raise ToolError(f'dpkg-deb -x {deb.name} failed: '
-                            f'{proc.stdout.strip()}', kbranch.EXIT_ENV)
+                            f'{proc.stdout.strip()}', cli.EXIT_ENV)
 
 
 def needed(path: Path) -> list[str]:
@@ -146,7 +147,7 @@ def needed(path: Path) -> list[str]:
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if proc.returncode != 0:
         raise ToolError(f'objdump -p {path} failed: {proc.stderr.strip()}',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
     return re.findall(r'^\s*NEEDED\s+(\S+)', proc.stdout, re.M)
 
 
@@ -173,7 +174,7 @@ def resolve_libraries(binaries: list[Path], roots: list[Path]) -> dict[str, Path
         if path is None:
             raise ToolError(f'library {soname} not found in the unpacked '
                             f'packages or on this machine: add its package '
-                            f'to GUEST_PACKAGES in e2e/harness.py', kbranch.EXIT_ENV)
+                            f'to GUEST_PACKAGES in e2e/harness.py', cli.EXIT_ENV)
         found[soname] = path
         todo += needed(path.resolve())
     return found
@@ -223,11 +224,11 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
                    host_root: Path | str = '/') -> Path:
     """Builds the initramfs; returns its path."""
     if not Path(init_script).is_file():
-        raise ToolError(f'{init_script} not found', kbranch.EXIT_USAGE)
+        raise ToolError(f'{init_script} not found', cli.EXIT_USAGE)
     for tool in ('dpkg-deb', 'objdump'):
         if not shutil.which(tool):
             raise ToolError(f'{tool} not found (Debian packages dpkg, '
-                            f'binutils)', kbranch.EXIT_ENV)
+                            f'binutils)', cli.EXIT_ENV)
     base = e2e_dir()
     debs, pkgroot, root = base / 'debs', base / 'pkgroot', base / 'initramfs'
     download(GUEST_PACKAGES, debs, log)
@@ -241,14 +242,14 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
     busybox = pkgroot / 'bin/busybox'
     if not busybox.is_file():
         raise ToolError('busybox-static did not unpack bin/busybox',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
     shutil.copy2(busybox, root / 'bin/busybox')
     binaries = []
     for b in BINARIES:
         src = pkgroot / b
         if not src.is_file():
             raise ToolError(f'{b} not in the unpacked nfs-utils packages',
-                            kbranch.EXIT_ENV)
+                            cli.EXIT_ENV)
         shutil.copy2(src, root / b)
         binaries.append(src)
     libs = resolve_libraries(binaries, [pkgroot, Path(host_root)])
@@ -256,19 +257,19 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
         shutil.copy2(path.resolve(), root / LIB_DIRS[0] / soname)
     loader = Path(host_root) / LOADER
     if not loader.exists():
-        raise ToolError(f'{loader} not found', kbranch.EXIT_ENV)
+        raise ToolError(f'{loader} not found', cli.EXIT_ENV)
     shutil.copy2(loader.resolve(), root / LOADER)
 
     for f in HOST_FILES:
         src = Path(host_root) / f
         if not src.is_file():
             raise ToolError(f'/{f} not found (Debian package netbase): '
-                            f'rpc.nfsd needs it', kbranch.EXIT_ENV)
+                            f'rpc.nfsd needs it', cli.EXIT_ENV)
         shutil.copy2(src, root / f)
     netconfig = pkgroot / 'etc/netconfig'
     if not netconfig.is_file():
         raise ToolError('libtirpc-common did not unpack etc/netconfig',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
     shutil.copy2(netconfig, root / 'etc/netconfig')
     (root / 'etc/passwd').write_text('root:x:0:0:root:/:/bin/sh\n'
                                      'nobody:x:65534:65534:nobody:/:/bin/false\n')

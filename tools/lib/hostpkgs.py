@@ -8,8 +8,19 @@ import shutil
 import subprocess
 from typing import Callable
 
-import kbranch
-from kbranch import ToolError
+import cli
+import series
+from cli import ToolError
+
+# What the tools need from Debian, beyond the kernel source package.
+PACKAGES = ['qemu-system-x86', 'gcc', 'make', 'bc', 'flex', 'bison',
+            'libelf-dev', 'libssl-dev', 'cpio', 'python3', 'ccache', 'git',
+            'perl', 'xz-utils',
+            # scripts/checkpatch.pl runs scripts/spdxcheck.py with Debian's
+            # python3, which needs these two modules.
+            'python3-ply', 'python3-git',
+            # tools/lint checks the tools' own Python with them.
+            'flake8', 'mypy']
 
 
 def installed_version(package: str) -> str | None:
@@ -25,10 +36,10 @@ def installed_version(package: str) -> str | None:
     return words[3] if len(words) > 3 else ''
 
 
-def missing(base: kbranch.Base) -> list[str]:
+def missing(base: series.Base) -> list[str]:
     """Packages to install: the tools' packages, and the kernel source at the
     version BASE pins (or any version, if that one is not to be had)."""
-    want = [p for p in kbranch.PACKAGES if installed_version(p) is None]
+    want = [p for p in PACKAGES if installed_version(p) is None]
     if installed_version(base.package) is None:
         want.append(base.package)
     return want
@@ -42,7 +53,7 @@ def _apt(args: list[str],
         if not shutil.which('sudo'):
             raise ToolError(f'not root and no sudo: run as root, or install '
                             f'by hand: apt-get {" ".join(args)}',
-                            kbranch.EXIT_ENV)
+                            cli.EXIT_ENV)
         cmd = ['sudo', '-E', *cmd]
     log(f'$ {" ".join(cmd)}')
     return subprocess.run(cmd, env=env, stdout=subprocess.PIPE,
@@ -56,30 +67,30 @@ def _apt_errors(proc: subprocess.CompletedProcess[str]) -> str:
     return '; '.join(errors or lines[-1:]) or f'exit code {proc.returncode}'
 
 
-def install(base: kbranch.Base, log: Callable[[str], object] = print,
+def install(base: series.Base, log: Callable[[str], object] = print,
             check_only: bool = False) -> list[str]:
     """Installs what is missing; returns the list of packages it installed."""
     if not shutil.which('dpkg-query'):
         raise ToolError(f'no dpkg-query: this is not a Debian system, so the '
                         f'packages cannot be checked or installed here; '
-                        f'install {" ".join(kbranch.PACKAGES)} and '
+                        f'install {" ".join(PACKAGES)} and '
                         f'{base.package} (or their equivalents) by hand, then '
                         f'pass --no-setup to tools/kunit and tools/e2e',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
     want = missing(base)
     if not want:
         return []
     if check_only:
         raise ToolError(f'missing Debian packages: {" ".join(want)} '
-                        f'(tools/setup installs them)', kbranch.EXIT_ENV)
+                        f'(tools/setup installs them)', cli.EXIT_ENV)
     if not shutil.which('apt-get'):
         raise ToolError(f'missing packages {" ".join(want)}, and there is no '
                         f'apt-get: install them by hand (then tools/kunit and '
-                        f'tools/e2e take --no-setup)', kbranch.EXIT_ENV)
+                        f'tools/e2e take --no-setup)', cli.EXIT_ENV)
     proc = _apt(['update', '-q'], log)
     if proc.returncode != 0:
         raise ToolError(f'apt-get update failed: {_apt_errors(proc)}',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
     args = ['install', '-y', '-q', '--no-install-recommends']
     pinned = [f'{p}={base.debian_version}' if p == base.package else p
               for p in want]
@@ -92,9 +103,9 @@ def install(base: kbranch.Base, log: Callable[[str], object] = print,
         proc = _apt(args + want, log)
     if proc.returncode != 0:
         raise ToolError(f'apt-get install {" ".join(want)} failed: '
-                        f'{_apt_errors(proc)}', kbranch.EXIT_ENV)
+                        f'{_apt_errors(proc)}', cli.EXIT_ENV)
     still = missing(base)
     if still:
         raise ToolError(f'still missing after apt-get: {" ".join(still)}',
-                        kbranch.EXIT_ENV)
+                        cli.EXIT_ENV)
     return want

@@ -22,8 +22,9 @@ from typing import IO, Any, Callable, Iterator, NoReturn
 # an add_*_opts() function of kunit.py: adds a group of options to a parser
 OptionGroup = Callable[[argparse.ArgumentParser], None]
 
-import kbranch
-from kbranch import ToolError
+import cli
+import paths
+from cli import ToolError
 
 ARCH = 'x86_64'
 # kunit.py's default --timeout is 300 s for the whole run.  One suite runs
@@ -84,7 +85,7 @@ def kunit_py(tree: Path) -> Path:
     path = Path(tree) / 'tools/testing/kunit/kunit.py'
     if not path.is_file():
         raise ToolError(f'{path} not found: is {tree} a prepared kernel tree? '
-                        f'(run tools/prepare)', kbranch.EXIT_ENV)
+                        f'(run tools/prepare)', cli.EXIT_ENV)
     return path
 
 
@@ -94,15 +95,15 @@ def kunitconfigs(variant: str = 'default'
     the top-level .kunitconfig, plus, for any other variant, the lines of
     kunit/variants/<variant>.config.  Those go to kunit.py as --kconfig_add,
     which may override what .kunitconfig sets ("# CONFIG_X is not set")."""
-    configs = [kbranch.REPO / '.kunitconfig']
+    configs = [paths.REPO / '.kunitconfig']
     options = []
     if variant != 'default':
-        extra = kbranch.REPO / 'kunit' / 'variants' / f'{variant}.config'
+        extra = paths.REPO / 'kunit' / 'variants' / f'{variant}.config'
         if not extra.is_file():
             known = sorted(p.stem for p in
-                           (kbranch.REPO / 'kunit' / 'variants').glob('*.config'))
+                           (paths.REPO / 'kunit' / 'variants').glob('*.config'))
             raise ToolError(f'unknown variant {variant!r}; known: default, '
-                            f'{", ".join(known) or "(none)"}', kbranch.EXIT_USAGE)
+                            f'{", ".join(known) or "(none)"}', cli.EXIT_USAGE)
         for line in extra.read_text().splitlines():
             line = line.strip()
             if line.startswith('CONFIG_') or \
@@ -113,7 +114,7 @@ def kunitconfigs(variant: str = 'default'
 
 def variants() -> list[str]:
     return ['default'] + sorted(
-        p.stem for p in (kbranch.REPO / 'kunit' / 'variants').glob('*.config'))
+        p.stem for p in (paths.REPO / 'kunit' / 'variants').glob('*.config'))
 
 
 def environment() -> dict[str, str]:
@@ -123,10 +124,10 @@ def environment() -> dict[str, str]:
     masq = '/usr/lib/ccache'
     if os.path.isdir(masq) and masq not in env.get('PATH', '').split(':'):
         env['PATH'] = masq + ':' + env.get('PATH', '')
-    env.setdefault('CCACHE_DIR', str(kbranch.ccache_dir()))
+    env.setdefault('CCACHE_DIR', str(paths.ccache_dir()))
     env.setdefault('CCACHE_MAXSIZE', '5G')
     # Compile lines differ only in the tree's path between trees.
-    env.setdefault('CCACHE_BASEDIR', str(kbranch.tree_dir()))
+    env.setdefault('CCACHE_BASEDIR', str(paths.tree_dir()))
     return env
 
 
@@ -165,7 +166,7 @@ def build_lock(build: Path | str, who: str) -> Iterator[None]:
             raise ToolError(f'{build} is in use by {holder}: two tools never '
                             f'build in one build directory at once; wait for '
                             f'it to finish, or point RECLAIM_BUILD_DIR '
-                            f'elsewhere', kbranch.EXIT_REFUSED) from None
+                            f'elsewhere', cli.EXIT_REFUSED) from None
         f.seek(0)
         f.truncate()
         f.write(f'{who} (pid {os.getpid()})\n')
@@ -276,7 +277,7 @@ def tree_groups(tree: Path) -> dict[str, OptionGroup] | None:
         spec.loader.exec_module(module)
     except Exception as err:   # any failure of foreign code: report it
         raise ToolError(f'cannot read the options of {path}: {err}',
-                        kbranch.EXIT_ENV) from None
+                        cli.EXIT_ENV) from None
     finally:
         sys.path.remove(str(path.parent))
     return {'common': module.add_common_opts, 'build': module.add_build_opts,
@@ -392,7 +393,7 @@ def invoke(tree: Path, args: list[str], capture: bool = False,
     the output, with stderr, if @capture).  While kunit.py run or build
     builds, a heartbeat line appears every HEARTBEAT_SECONDS."""
     cmd = [sys.executable, '-u', str(kunit_py(tree)), *args]
-    Path(kbranch.ccache_dir()).mkdir(parents=True, exist_ok=True)
+    Path(paths.ccache_dir()).mkdir(parents=True, exist_ok=True)
     build = _build_dir_of(args)
     if not args or args[0] not in ('run', 'build') or build is None:
         return subprocess.run(cmd, cwd=cwd or tree, env=environment(), text=True,

@@ -10,9 +10,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import cli
 import hostpkgs
-import kbranch
-from kbranch import Log, ToolError, git, rev
+import kgit
+import paths
+import series
+from cli import Log, ToolError
+from kgit import git, rev
 
 # Debian's linux-source tarball ends its .gitignore with a block that ignores
 # every top-level entry.  In the prepared tree that would hide every file a
@@ -58,12 +62,12 @@ def _drop_debian_ignore(tree: Path) -> bool:
     return False
 
 
-def create(base: kbranch.Base, tree: Path, log: Log = print) -> None:
+def create(base: series.Base, tree: Path, log: Log = print) -> None:
     """Extracts the tarball into tree and commits it as the base."""
     tarball = base.tarball()
     if not tarball.is_file():
         raise ToolError(f'{tarball} not found: install {base.package} '
-                        f'(tools/setup installs it)', kbranch.EXIT_ENV)
+                        f'(tools/setup installs it)', cli.EXIT_ENV)
     installed = _installed_version(base.package)
     if installed and installed != base.debian_version \
             and 'RECLAIM_TARBALL' not in os.environ:
@@ -79,11 +83,11 @@ def create(base: kbranch.Base, tree: Path, log: Log = print) -> None:
                               stderr=subprocess.PIPE, text=True)
         if proc.returncode != 0:
             raise ToolError(f'cannot extract {tarball}: '
-                            f'{proc.stderr.strip()}', kbranch.EXIT_ENV)
-        version = kbranch.kernel_version(tmp)
+                            f'{proc.stderr.strip()}', cli.EXIT_ENV)
+        version = kgit.kernel_version(tmp)
         if version is None:
             raise ToolError(f'{tarball} holds no kernel tree (no VERSION in '
-                            f'its top-level Makefile)', kbranch.EXIT_ENV)
+                            f'its top-level Makefile)', cli.EXIT_ENV)
         if version != base.version:
             log(f'warning: kernel-patches/BASE names kernel {base.version}, '
                 f'but {tarball} holds {version}: preparing it anyway; if the '
@@ -103,8 +107,8 @@ def create(base: kbranch.Base, tree: Path, log: Log = print) -> None:
                 'with a plain git add.') if dropped else ''
         git(tmp, 'commit', '-q', '--no-verify', '-m',
             f'{base.package} {version}\n\nThe contents of {tarball.name}.'
-            f'{note}', env=kbranch.BASE_ENV)
-        git(tmp, 'tag', kbranch.TAG_BASE)
+            f'{note}', env=kgit.BASE_ENV)
+        git(tmp, 'tag', kgit.TAG_BASE)
         if tree.exists():
             tree.rmdir()        # only an empty directory gets here
         tmp.rename(tree)
@@ -155,14 +159,14 @@ def _patch_key(tree: Path, patch: Path, scratch: str) -> str:
     data = Path(patch).read_bytes()
     proc = subprocess.run(['git', '-C', str(tree), 'patch-id', '--stable'],
                           input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, env=kbranch.git_env())
+                          stderr=subprocess.DEVNULL, env=kgit.git_env())
     ids = proc.stdout.split()
     patch_id = ids[0].decode() if proc.returncode == 0 and ids else 'no-diff'
     msg, rest = Path(scratch) / 'mailinfo.msg', Path(scratch) / 'mailinfo.diff'
     msg.unlink(missing_ok=True)
     proc = subprocess.run(['git', '-C', str(tree), 'mailinfo', str(msg),
                            str(rest)], input=data, stdout=subprocess.PIPE,
-                          stderr=subprocess.DEVNULL, env=kbranch.git_env())
+                          stderr=subprocess.DEVNULL, env=kgit.git_env())
     info: dict[str, str] = {}
     for line in proc.stdout.decode(errors='replace').splitlines():
         key, sep, value = line.partition(': ')
@@ -189,7 +193,7 @@ def _recorded(tree: Path) -> tuple[set[str], set[str]]:
     return keys, digests
 
 
-def _pending_work(tree: Path, series: list[Path],
+def _pending_work(tree: Path, patches: list[Path],
                   tmpdir: str) -> tuple[int, int, list[str]]:
     """Compares the tree's commits above the base with the series.
 
@@ -208,16 +212,16 @@ def _pending_work(tree: Path, series: list[Path],
         more = f' and {len(files) - 5} more' if len(files) > 5 else ''
         problems.append(f'uncommitted changes ({", ".join(files[:5])}{more})')
     head = rev(tree, 'HEAD')        # None on a branch without commits
-    base = kbranch.base_commit(tree)
+    base = kgit.base_commit(tree)
     if head is None or subprocess.run(
             ['git', '-C', str(tree), 'merge-base', '--is-ancestor', base,
-             head], env=kbranch.git_env()).returncode != 0:
-        problems.append(f'HEAD is not based on {kbranch.TAG_BASE}')
+             head], env=kgit.git_env()).returncode != 0:
+        problems.append(f'HEAD is not based on {kgit.TAG_BASE}')
         return 0, 0, problems
-    exported = kbranch.format_patches(tree, f'{base}..{head}', tmpdir)
+    exported = kgit.format_patches(tree, f'{base}..{head}', tmpdir)
     keys = [_patch_key(tree, p, tmpdir) for p in exported]
     applied = 0
-    for key, theirs in zip(keys, series):
+    for key, theirs in zip(keys, patches):
         if key != _patch_key(tree, theirs, tmpdir):
             break
         applied += 1
@@ -239,7 +243,7 @@ def _pending_work(tree: Path, series: list[Path],
 def _record_applied(tree: Path, since: str) -> None:
     """Records the commits above since, which tools/prepare just applied."""
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
-        done = kbranch.format_patches(tree, f'{since}..HEAD', tmpdir)
+        done = kgit.format_patches(tree, f'{since}..HEAD', tmpdir)
         keys = [_patch_key(tree, p, tmpdir) for p in done]
     with _applied_file(tree).open('a') as f:
         f.writelines(key + '\n' for key in keys)
@@ -253,7 +257,7 @@ def _save_work(tree: Path, log: Log) -> None:
             f'tools/prepare --force {stamp}')
         log(f'--force: saved uncommitted changes as stash@{{0}} '
             f'("tools/prepare --force {stamp}")')
-    head, base = rev(tree, 'HEAD'), kbranch.base_commit(tree)
+    head, base = rev(tree, 'HEAD'), kgit.base_commit(tree)
     if head is not None and head != base:
         branch = f'kbranch/backup/{stamp}'
         git(tree, 'branch', branch, head)
@@ -267,14 +271,14 @@ def apply_series(tree: Path, patches: list[Path], log: Log = print) -> int:
     names the patch."""
     orig = git(tree, 'rev-parse', 'HEAD')
     # amend and rebase carry the notes to the rewritten commits
-    git(tree, 'config', 'notes.rewriteRef', kbranch.NOTES_REF)
+    git(tree, 'config', 'notes.rewriteRef', kgit.NOTES_REF)
     for i, patch in enumerate(patches):
         proc = subprocess.run(
             ['git', '-C', str(tree), 'am', '-q', '--keep-cr',
              '--committer-date-is-author-date', str(patch)],
-            env=kbranch.git_env({
-                'GIT_COMMITTER_NAME': kbranch.BASE_ENV['GIT_COMMITTER_NAME'],
-                'GIT_COMMITTER_EMAIL': kbranch.BASE_ENV['GIT_COMMITTER_EMAIL']}),
+            env=kgit.git_env({
+                'GIT_COMMITTER_NAME': kgit.BASE_ENV['GIT_COMMITTER_NAME'],
+                'GIT_COMMITTER_EMAIL': kgit.BASE_ENV['GIT_COMMITTER_EMAIL']}),
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         if proc.returncode != 0:
             git(tree, 'am', '--abort', check=False)
@@ -286,28 +290,28 @@ def apply_series(tree: Path, patches: list[Path], log: Log = print) -> int:
                    and '"git am --' not in line]
             raise ToolError(f'{patch.name} does not apply '
                             f'({"; ".join(why[:2]) or "git am failed"}); '
-                            f'the tree is back where it was', kbranch.EXIT_FAIL)
-        notes = kbranch.patch_notes(patch.read_text(errors='replace'))
+                            f'the tree is back where it was', cli.EXIT_FAIL)
+        notes = series.patch_notes(patch.read_text(errors='replace'))
         if notes:
-            git(tree, 'notes', f'--ref={kbranch.NOTES}', 'add', '-f', '-F', '-',
-                'HEAD', input=notes + '\n', env=kbranch.BASE_ENV)
+            git(tree, 'notes', f'--ref={kgit.NOTES}', 'add', '-f', '-F', '-',
+                'HEAD', input=notes + '\n', env=kgit.BASE_ENV)
         log(f'applied {patch.name}')
     _record_applied(tree, orig)
     return len(patches)
 
 
-def prepare(base: kbranch.Base, patches: list[Path], tree: Path,
+def prepare(base: series.Base, patches: list[Path], tree: Path,
             force: bool = False, log: Log = print) -> str:
     """Brings tree to base + series.  Returns a one-line summary."""
     if not tree.exists() or (tree.is_dir() and not any(tree.iterdir())):
         create(base, tree, log)
         apply_series(tree, patches, log)
         return f'{tree}: prepared {base.describe()} + {len(patches)} patch(es)'
-    if not (tree / '.git').exists() or rev(tree, kbranch.TAG_BASE) is None:
+    if not (tree / '.git').exists() or rev(tree, kgit.TAG_BASE) is None:
         raise ToolError(f'{tree} exists but was not prepared by tools/prepare '
-                        f'(no {kbranch.TAG_BASE} tag): nothing was touched; '
+                        f'(no {kgit.TAG_BASE} tag): nothing was touched; '
                         f'move it away or point RECLAIM_TREE elsewhere',
-                        kbranch.EXIT_REFUSED)
+                        cli.EXIT_REFUSED)
     have = (git(tree, 'config', 'kbranch.package', check=False),
             git(tree, 'config', 'kbranch.version', check=False))
     if have != (base.package, base.version):
@@ -315,11 +319,11 @@ def prepare(base: kbranch.Base, patches: list[Path], tree: Path,
                         f'kernel-patches/BASE names {base.package} '
                         f'{base.version}: nothing was touched; move the tree '
                         f'away (or delete it) and run tools/prepare again',
-                        kbranch.EXIT_REFUSED)
-    busy = kbranch.operation_in_progress(tree)
+                        cli.EXIT_REFUSED)
+    busy = kgit.operation_in_progress(tree)
     if busy:
         raise ToolError(f'{tree} has a {busy} in progress: finish or abort '
-                        f'it first; nothing was touched', kbranch.EXIT_REFUSED)
+                        f'it first; nothing was touched', cli.EXIT_REFUSED)
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
         applied, stale, problems = _pending_work(tree, patches, tmpdir)
     if stale and not problems:
@@ -336,7 +340,7 @@ def prepare(base: kbranch.Base, patches: list[Path], tree: Path,
                 f'export it (tools/export), test it as it is '
                 f'(tools/kunit run --as-is), or reset the tree to the series '
                 f'with tools/prepare --force (which saves the work in a '
-                f'stash and a backup branch first)', kbranch.EXIT_REFUSED)
+                f'stash and a backup branch first)', cli.EXIT_REFUSED)
         _save_work(tree, log)
         applied = 0
     todo = patches[applied:]
@@ -353,14 +357,14 @@ def ready(as_is: bool = False, no_setup: bool = False,
     """The kernel tree to build, for tools/kunit and tools/e2e: Debian
     packages installed (unless no_setup), the tree prepared to base +
     series, or taken as it is with as_is."""
-    tree = kbranch.tree_dir().absolute()
+    tree = paths.tree_dir().absolute()
     if not no_setup:
-        hostpkgs.install(kbranch.Base.load(), log=log)
+        hostpkgs.install(series.Base.load(), log=log)
     if as_is:
         if not (tree / '.git').is_dir():
             raise ToolError(f'--as-is: {tree} does not exist; run without '
-                            f'--as-is to prepare it', kbranch.EXIT_ENV)
+                            f'--as-is to prepare it', cli.EXIT_ENV)
         log(f'--as-is: testing {tree} as it is, not kernel-patches/')
         return tree
-    log(prepare(kbranch.Base.load(), kbranch.read_series(), tree, log=log))
+    log(prepare(series.Base.load(), series.read_series(), tree, log=log))
     return tree

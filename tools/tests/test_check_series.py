@@ -44,8 +44,8 @@ class NotesTest(Isolated):
         self.known = {'UNKNOWN_COMMIT_ID', 'OPEN_ENDED_LINE', 'PARENTHESIS_ALIGNMENT'}
 
     def test_justifications_come_from_the_notes(self):
-        import kbranch
-        notes = kbranch.patch_notes(PATCH.format(extra=''))
+        import series
+        notes = series.patch_notes(PATCH.format(extra=''))
         types, problems = self.cs.justified_types(notes, self.known)
         self.assertEqual(types, self.known)
         self.assertEqual(problems, [])

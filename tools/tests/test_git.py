@@ -10,7 +10,8 @@ from pathlib import Path
 from fixtures import Isolated, ScratchRepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import kbranch
+import cli
+import kgit
 
 
 class GitTest(Isolated):
@@ -21,32 +22,32 @@ class GitTest(Isolated):
         os.environ['GIT_CEILING_DIRECTORIES'] = str(self.tmp)
 
     def refused(self, tree, *args):
-        with self.assertRaises(kbranch.ToolError) as ctx:
-            kbranch.git(tree, *args)
+        with self.assertRaises(cli.ToolError) as ctx:
+            kgit.git(tree, *args)
         return ctx.exception
 
     def test_not_a_repository_is_the_environment(self):
         plain = self.tmp / 'plain'
         plain.mkdir()
         err = self.refused(plain, 'rev-parse', 'HEAD')
-        self.assertEqual(err.code, kbranch.EXIT_ENV)
+        self.assertEqual(err.code, cli.EXIT_ENV)
         self.assertIn(f'git rev-parse HEAD failed in {plain}: fatal: not a git '
                       f'repository', str(err))
 
     def test_a_missing_directory_is_the_environment(self):
         err = self.refused(self.tmp / 'gone', 'status')
-        self.assertEqual(err.code, kbranch.EXIT_ENV)
+        self.assertEqual(err.code, cli.EXIT_ENV)
         self.assertIn('fatal: cannot change to', str(err))
 
     def test_no_git_is_the_environment(self):
         empty = self.tmp / 'bin'
         empty.mkdir()
         os.environ['PATH'] = str(empty)
-        for call in (lambda: kbranch.git(self.tmp, 'status'),
-                     lambda: kbranch.rev(self.tmp, 'HEAD')):    # check=False
-            with self.assertRaises(kbranch.ToolError) as ctx:
+        for call in (lambda: kgit.git(self.tmp, 'status'),
+                     lambda: kgit.rev(self.tmp, 'HEAD')):    # check=False
+            with self.assertRaises(cli.ToolError) as ctx:
                 call()
-            self.assertEqual(ctx.exception.code, kbranch.EXIT_ENV)
+            self.assertEqual(ctx.exception.code, cli.EXIT_ENV)
             self.assertEqual(str(ctx.exception),
                              'git is not installed (tools/setup installs it)')
 
@@ -62,15 +63,15 @@ class GitTest(Isolated):
         fake.chmod(0o755)
         os.environ['PATH'] = f'{fake.parent}:{os.environ["PATH"]}'
         err = self.refused(self.tmp, 'status')
-        self.assertEqual(err.code, kbranch.EXIT_ENV)
+        self.assertEqual(err.code, cli.EXIT_ENV)
         self.assertTrue(str(err).endswith("fatal: detected dubious ownership in "
                                           "repository at '/t'"), str(err))
 
     def test_other_failures_are_failures_with_git_s_reason(self):
         repo = self.tmp / 'repo'
-        kbranch.git(self.tmp, 'init', '-q', str(repo))
+        kgit.git(self.tmp, 'init', '-q', str(repo))
         err = self.refused(repo, 'checkout', 'no-such-branch')
-        self.assertEqual(err.code, kbranch.EXIT_FAIL)
+        self.assertEqual(err.code, cli.EXIT_FAIL)
         self.assertIn("failed in {}: error: pathspec 'no-such-branch' did not "
                       "match".format(repo), str(err))
 

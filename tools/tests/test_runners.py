@@ -14,8 +14,9 @@ from pathlib import Path
 from fixtures import ScratchRepo
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import kbranch
+import cli
 import kunitpy
+import paths
 
 FAKE = Path(__file__).resolve().parent / 'fake_kunit.py'
 
@@ -381,7 +382,7 @@ class CountTest(unittest.TestCase):
     def test_unparseable(self):
         for text in ('{not json', '[1, 2]', ''):
             with self.subTest(text=text):
-                with self.assertRaises(kbranch.ToolError):
+                with self.assertRaises(cli.ToolError):
                     kunitpy.count_json(self.write(text))
 
 
@@ -424,7 +425,7 @@ class KunitPyCommandLineTest(unittest.TestCase):
     accepts) against the prepared tree's own kunit.py."""
 
     def test_the_copy_is_the_tree_s_command_line(self):
-        tree = kbranch.tree_dir()
+        tree = paths.tree_dir()
         groups = kunitpy.tree_groups(tree)
         if groups is None:
             self.skipTest(f'no prepared kernel tree at {tree} (ci/test '
@@ -451,7 +452,7 @@ class RealParserTest(unittest.TestCase):
     """Unparseable KTAP through the kernel tree's own kunit.py parser."""
 
     def test_garbage_console_counts_nothing(self):
-        tree = kbranch.tree_dir()
+        tree = paths.tree_dir()
         if not (tree / 'tools/testing/kunit/kunit.py').is_file():
             self.skipTest(f'no prepared kernel tree at {tree} (ci/test '
                           f'prepares it before this runs)')

@@ -9,7 +9,8 @@ from pathlib import Path
 from fixtures import Isolated
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
-import kbranch
+import cli
+import series
 
 
 class SeriesTest(Isolated):
@@ -19,24 +20,24 @@ class SeriesTest(Isolated):
         self.dir = self.tmp / 'kernel-patches'
         self.dir.mkdir()
 
-    def write(self, series, *patches):
-        (self.dir / 'series').write_text(series)
+    def write(self, text, *patches):
+        (self.dir / 'series').write_text(text)
         for p in patches:
             (self.dir / p).write_text('patch\n')
 
     def test_empty_series_is_no_patches(self):
         self.write('# nothing yet\n\n')
-        self.assertEqual(kbranch.read_series(self.dir), [])
+        self.assertEqual(series.read_series(self.dir), [])
 
     def test_order_is_the_series_order(self):
         self.write('0002-b.patch\n0001-a.patch\n', '0001-a.patch', '0002-b.patch')
-        self.assertEqual([p.name for p in kbranch.read_series(self.dir)],
+        self.assertEqual([p.name for p in series.read_series(self.dir)],
                          ['0002-b.patch', '0001-a.patch'])
 
     def assertRefused(self, text):
-        with self.assertRaises(kbranch.ToolError) as ctx:
-            kbranch.read_series(self.dir)
-        self.assertEqual(ctx.exception.code, kbranch.EXIT_USAGE)
+        with self.assertRaises(cli.ToolError) as ctx:
+            series.read_series(self.dir)
+        self.assertEqual(ctx.exception.code, cli.EXIT_USAGE)
         self.assertIn(text, str(ctx.exception))
 
     def test_listed_patch_missing(self):
@@ -65,10 +66,10 @@ class BaseTest(Isolated):
         with tempfile.NamedTemporaryFile('w', suffix='BASE') as f:
             f.write(text)
             f.flush()
-            return kbranch.Base.load(f.name)
+            return series.Base.load(f.name)
 
     def test_the_repository_base_is_valid(self):
-        base = kbranch.Base.load()
+        base = series.Base.load()
         self.assertEqual(base.package, 'linux-source-6.12')
         self.assertTrue(base.debian_version.startswith(base.version))
 
@@ -78,10 +79,10 @@ class BaseTest(Isolated):
                           ('COLOUR=blue\n', 'expected one of'),
                           ('just words\n', 'expected one of')):
             with self.subTest(text=text):
-                with self.assertRaises(kbranch.ToolError) as ctx:
+                with self.assertRaises(cli.ToolError) as ctx:
                     self.load(text)
                 self.assertIn(why, str(ctx.exception))
-                self.assertEqual(ctx.exception.code, kbranch.EXIT_USAGE)
+                self.assertEqual(ctx.exception.code, cli.EXIT_USAGE)
 
 
 if __name__ == '__main__':
