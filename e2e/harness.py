@@ -371,6 +371,8 @@ class Console:
     vmstat_after: dict[str, int] = field(default_factory=dict)
     memcg: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # E2E lines parse_console() could not read (skipped, each also in errors)
+    malformed: list[str] = field(default_factory=list)
     lockdep: list[LockdepReport] = field(default_factory=list)
     hung_task_reports: int = 0
     hung_tasks: list[HungTask] = field(default_factory=list)
@@ -442,47 +444,52 @@ def parse_console(text: str) -> Console:
         in_dump = None
         if line.startswith('E2E: '):
             key, _, rest = line[5:].partition(' ')
-            if key == 'wait':
-                f = rest.split()
-                if len(f) >= 3:
+            try:
+                if key == 'wait':
+                    f = rest.split()     # fewer than 3 words: malformed
                     r.waits.append(Wait(int(f[0]), int(f[1]), f[2],
                                         f[3] if len(f) > 3 else ''))
-            elif key == 'isolated':
-                f = rest.split()
-                if len(f) == 3 and f[2].isdigit():
-                    r.isolated[f'{f[0]} {f[1]}'] = int(f[2])
-            elif key == 'throttled_isolated':
-                if rest.strip().isdigit():
-                    r.throttled_isolated = int(rest)
-            elif key == 'lockdep_stats':
-                f = rest.split()
-                if len(f) == 2 and f[1].isdigit():
-                    r.lockdep_stats[f[0]] = int(f[1])
-            elif key in ('vmstat_before', 'vmstat_after', 'memcg'):
-                f = rest.split()
-                if len(f) == 2 and f[1].isdigit():
-                    counters = (r.vmstat_before if key == 'vmstat_before' else
-                                r.vmstat_after if key == 'vmstat_after' else
-                                r.memcg)
-                    counters[f[0]] = int(f[1])
-            elif key == 'budget_spent':
-                if rest.strip().isdigit():
-                    r.budget_spent = int(rest)
-            elif key == 'trace_overrun':
-                if rest.strip().isdigit():
-                    r.trace_overrun = int(rest)
-            elif key == 'result':
-                r.result = rest.strip()
-            elif key == 'write_seconds':
-                r.write_seconds = float(rest)
-            elif key == 'data':
-                r.data = rest.split()[0]
-            elif key == 'error':
-                r.errors.append(rest)
-            elif key == 'end':
-                r.ended = True
-            else:
-                r.values[key] = rest.strip()
+                elif key == 'isolated':
+                    f = rest.split()
+                    if len(f) == 3 and f[2].isdigit():
+                        r.isolated[f'{f[0]} {f[1]}'] = int(f[2])
+                elif key == 'throttled_isolated':
+                    if rest.strip().isdigit():
+                        r.throttled_isolated = int(rest)
+                elif key == 'lockdep_stats':
+                    f = rest.split()
+                    if len(f) == 2 and f[1].isdigit():
+                        r.lockdep_stats[f[0]] = int(f[1])
+                elif key in ('vmstat_before', 'vmstat_after', 'memcg'):
+                    f = rest.split()
+                    if len(f) == 2 and f[1].isdigit():
+                        counters = (r.vmstat_before if key == 'vmstat_before' else
+                                    r.vmstat_after if key == 'vmstat_after' else
+                                    r.memcg)
+                        counters[f[0]] = int(f[1])
+                elif key == 'budget_spent':
+                    if rest.strip().isdigit():
+                        r.budget_spent = int(rest)
+                elif key == 'trace_overrun':
+                    if rest.strip().isdigit():
+                        r.trace_overrun = int(rest)
+                elif key == 'result':
+                    r.result = rest.strip()
+                elif key == 'write_seconds':
+                    r.write_seconds = float(rest)
+                elif key == 'data':
+                    r.data = rest.split()[0]
+                elif key == 'error':
+                    r.errors.append(rest)
+                elif key == 'end':
+                    r.ended = True
+                else:
+                    r.values[key] = rest.strip()
+            except (ValueError, IndexError):
+                # a line cut or garbled on the serial console: skipped,
+                # and said (the checks and the table count these)
+                r.malformed.append(line)
+                r.errors.append(f'malformed line: {line}')
             continue
         m = LOCKDEP_RE.search(line)
         if m:
@@ -590,13 +597,24 @@ class Summary:
     pswpout: list[int]
     isolated_left: list[int | None]
     data_ok: int
+    malformed_lines: int                    # E2E lines skipped, all boots
+
+
+def console_mb(r: Console) -> int | None:
+    """The MiB the boot of @r wrote, from its `E2E: params mb=N` line;
+    None for a console without one."""
+    mb = _fields(r.values.get('params')).get('mb', '')
+    return int(mb) if mb.isdigit() else None
 
 
 def summarize(policy: str, runs: list[Console], mb: int) -> Summary:
+    """@mb: the MiB written by a boot whose console does not say (no
+    `E2E: params mb=` line); each other boot's throughput is its own mb."""
     waits = [w for r in runs for w in real_waits(r)]
     waited_ms = sorted(w.waited_us / 1000 for w in waits)
     done = [r for r in runs if r.result == 'completed']
-    tput = [mb / r.write_seconds for r in done if r.write_seconds]
+    tput = [(console_mb(r) or mb) / r.write_seconds
+            for r in done if r.write_seconds]
     return Summary(
         policy=policy,
         params=policy_params(policy),
@@ -626,6 +644,7 @@ def summarize(policy: str, runs: list[Console], mb: int) -> Summary:
         isolated_left=[sum(r.isolated.values()) if r.isolated else None
                        for r in runs],
         data_ok=sum(r.data == 'ok' for r in runs),
+        malformed_lines=sum(len(r.malformed) for r in runs),
     )
 
 
@@ -656,6 +675,11 @@ def table(summaries: list[Summary]) -> str:
             f"{'/'.join(str(a) for a in s.allocstall)} | "
             f"{'/'.join(str(a) for a in s.memcg_pgsteal)} | "
             f"{_fmt(s.throughput_mb_s, '.2f')} | {s.data_ok}/{s.completed} |")
+    bad = [f'{s.policy} {s.malformed_lines}' for s in summaries
+           if s.malformed_lines]
+    if bad:
+        rows += ['', f'Malformed E2E lines skipped (by policy): '
+                     f'{", ".join(bad)}.']
     return '\n'.join(rows)
 
 
@@ -707,6 +731,12 @@ def stall_unexpected_reports(policy: str, r: Console) -> list[str]:
 Check = tuple[str, bool, str]
 
 
+def malformed_check(r: Console) -> Check:
+    """Every E2E line of @r was read: none skipped as malformed."""
+    return ('every E2E line was read (none malformed)', not r.malformed,
+            f'{len(r.malformed)} malformed: {r.malformed[:3]}')
+
+
 def stall_checks(policy: str, r: Console) -> list[Check]:
     """The stall scenario's checks of one boot: (what, ok, detail) triples."""
     bound = policy_bound(policy)
@@ -718,6 +748,7 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
     reclaim_s = _float(v.get('reclaim_seconds'))
     unexpected = stall_unexpected_reports(policy, r)
     checks: list[Check] = [
+        malformed_check(r),
         ('the boot ended (no panic, no OOM, QEMU not timed out)',
          r.ended and not r.panic and not r.oom and not r.qemu_timed_out,
          f'ended {r.ended}, panic {r.panic}, oom {r.oom}, '

@@ -72,7 +72,14 @@ class CheckShortTest(unittest.TestCase):
     def test_a_good_run_passes_every_check(self):
         rc, out = self.check(GOOD)
         self.assertEqual(rc, 0, out)
-        self.assertIn('e2e: 9 passed, 0 failed', out)
+        self.assertIn('e2e: 10 passed, 0 failed', out)
+
+    def test_a_malformed_line_fails(self):
+        rc, out = self.check(GOOD.replace('E2E: data ok\n',
+                                          'E2E: data ok\nE2E: data\n'))
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL every E2E line was read (none malformed): "
+                      "1 malformed: ['E2E: data']", out)
 
     def test_budget_spent_events_are_not_waits(self):
         rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n',
@@ -183,6 +190,42 @@ class ParseTest(unittest.TestCase):
         self.assertIn('| unbounded | 2 | 1 | 1 | 0 | 0 | 0 | 1 | 1 (1) | 3 (2/1) | '
                       '20.5 / 101.0 | unbounded | 7/0 | 0/0 | 5.12 | 1/1 |', md)
 
+    def test_throughput_is_each_boots_own_mb(self):
+        # the console's own mb (E2E: params), not the fallback
+        own = harness.parse_console('E2E: params mb=64 memcg=4 writers=4\n'
+                                    + GOOD.replace('write_seconds 10.00',
+                                                   'write_seconds 8'))
+        self.assertEqual(harness.console_mb(own), 64)
+        s = harness.summarize('bounded', [own], 96)
+        self.assertEqual(s.throughput_mb_s, 8.0)
+        self.assertIn('| 8.00 |', harness.table([s]))
+        # a console without the line: the fallback
+        self.assertIsNone(harness.console_mb(harness.parse_console(GOOD)))
+        s = harness.summarize('bounded', [harness.parse_console(GOOD)], 96)
+        self.assertEqual(s.throughput_mb_s, 9.6)
+
+    def test_malformed_lines_are_skipped_and_counted(self):
+        # in a real console: the rest of it is read as without them
+        text = stall_console('bounded')
+        bad = ['E2E: wait 100 20[ 30.1] ext2: mounted', 'E2E: data',
+               'E2E: write_seconds 1.x', 'E2E: wait 100 2000']
+        lines = text.splitlines()
+        at = next(i for i, line in enumerate(lines) if line.startswith('E2E: wait '))
+        r = harness.parse_console('\n'.join(lines[:at] + bad + lines[at:]) + '\n')
+        clean = harness.parse_console(text)
+        self.assertEqual(r.malformed, bad)
+        self.assertEqual([f'malformed line: {b}' for b in bad], r.errors[-4:])
+        self.assertEqual((r.waits, r.data, r.write_seconds, r.values),
+                         (clean.waits, clean.data, clean.write_seconds, clean.values))
+        failed = [what for what, ok, _ in harness.stall_checks('bounded', r) if not ok]
+        self.assertEqual(failed, ['every E2E line was read (none malformed)'])
+        s = harness.summarize('bounded', [r, clean], 16)
+        self.assertEqual(s.malformed_lines, 4)
+        self.assertIn('Malformed E2E lines skipped (by policy): bounded 4.',
+                      harness.table([s]))
+        self.assertNotIn('Malformed', harness.table(
+            [harness.summarize('bounded', [clean], 16)]))
+
     def test_one_outcome_per_boot(self):
         out = harness.Outcome
         for console, want in (
@@ -250,7 +293,7 @@ class StallTest(unittest.TestCase):
         return [what for what, ok, _ in harness.stall_checks(policy, r) if not ok]
 
     def test_real_consoles_pass_their_policy(self):
-        for policy, n in (('none', 11), ('bounded', 14), ('unbounded', 13)):
+        for policy, n in (('none', 12), ('bounded', 15), ('unbounded', 14)):
             with self.subTest(policy=policy):
                 r = harness.parse_console(stall_console(policy))
                 self.assertEqual(len(harness.stall_checks(policy, r)), n)
@@ -472,6 +515,23 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'build', '-h')
         self.assertIn('--no-setup', proc.stdout)
         self.assertNotIn('--runs', proc.stdout)
+
+    def test_report_reads_each_boots_mb(self):
+        results = self.tmp / 'results' / 'e2e'
+        results.mkdir(parents=True)
+        (results / 'bounded.0.log').write_text(
+            'E2E: params mb=64 memcg=4 writers=4\n'
+            + GOOD.replace('write_seconds 10.00', 'write_seconds 8'))
+        (results / 'none.0.log').write_text(GOOD)
+        proc = self.tool('tools/e2e', 'report')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('| 8.00 | 1/1 |', proc.stdout)       # 64 MiB in 8 s
+        self.assertIn('| 9.60 | 1/1 |', proc.stdout)       # no params: --mb 96
+        proc = self.tool('tools/e2e', 'report', '--mb', '50')
+        self.assertIn('| 8.00 | 1/1 |', proc.stdout)
+        self.assertIn('| 5.00 | 1/1 |', proc.stdout)
+        proc = self.tool('tools/e2e', 'report', '-h')
+        self.assertIn('lacks its `E2E: params mb=` line', proc.stdout)
 
     def test_report_arguments(self):
         proc = self.tool('tools/e2e', 'report', '--scenario', 'stall', '--mb', '16')
