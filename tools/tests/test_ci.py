@@ -109,6 +109,50 @@ class CountTest(Isolated):
         self.assertEqual(list(cmds)[-1], 'mutants')
 
 
+    def run_failing(self, failing, *argv):
+        """ci/test's steps in order, @failing exiting 1; (steps run, output)."""
+        import contextlib
+        import io
+        ran = []
+
+        def step(name, cmd):
+            ran.append(name)
+            return ((0, 1, 0), 1, 0.0) if name in failing else ((1, 0, 0), 0, 0.0)
+
+        out = io.StringIO()
+        with mock.patch.object(self.ci, 'step', side_effect=step), \
+                mock.patch.object(sys, 'argv', ['ci/test', *argv]), \
+                contextlib.redirect_stdout(out):
+            self.assertEqual(self.ci.main(), 1)
+        return ran, out.getvalue()
+
+    def test_a_failed_prepare_still_runs_the_tools_tests_and_lint(self):
+        ran, out = self.run_failing({'prepare'})
+        self.assertEqual(ran, ['setup', 'prepare', 'tools', 'lint'])
+        for name in ('kunit default', 'check-series', 'check-series w1',
+                     'e2e build', 'e2e short', 'e2e stall'):
+            self.assertIn(f'{name:<16} not run: prepare failed', out)
+        self.assertIn('==== kunit default: not run (prepare failed)', out)
+        self.assertEqual(out.strip().splitlines()[-1],
+                         '3 passed, 1 failed, 0 skipped')
+
+    def test_a_failed_setup_runs_nothing_else(self):
+        ran, out = self.run_failing({'setup'})
+        self.assertEqual(ran, ['setup'])
+        self.assertIn('tools            not run: setup failed', out)
+
+    def test_a_failed_e2e_build_skips_only_the_boots(self):
+        ran, out = self.run_failing({'e2e build'}, '--full')
+        self.assertNotIn('e2e short', ran)
+        self.assertNotIn('e2e stall', ran)
+        self.assertIn('e2e stall        not run: e2e build failed', out)
+        self.assertEqual(ran[-2:], ['bisect', 'mutants'])
+
+    def test_a_failed_check_stops_nothing(self):
+        ran, _ = self.run_failing({'tools', 'kunit default'})
+        self.assertEqual(len(ran), 10)
+
+
 class SummaryTest(Isolated):
 
     def test_summary_json_is_as_before(self):
