@@ -21,13 +21,17 @@ COVER_TEXT = 'cover-letter.txt'
 @dataclass(frozen=True)
 class Base:
     """kernel-patches/BASE: which package and kernel version the series
-    needs (its PACKAGE, VERSION and DEBIAN_VERSION)."""
+    needs (its PACKAGE, VERSION and DEBIAN_VERSION), and, optionally, the
+    id of the upstream commit it is based on (UPSTREAM_COMMIT, 40 hex
+    digits), which the cover letter names as its base-commit."""
 
     KEYS: ClassVar[tuple[str, ...]] = ('PACKAGE', 'VERSION', 'DEBIAN_VERSION')
+    OPTIONAL: ClassVar[tuple[str, ...]] = ('UPSTREAM_COMMIT',)
 
     package: str
     version: str
     debian_version: str
+    upstream_commit: str | None = None
 
     @classmethod
     def load(cls, path: StrPath | None = None) -> 'Base':
@@ -42,9 +46,9 @@ class Base:
             if not line or line.startswith('#'):
                 continue
             key, sep, value = line.partition('=')
-            if not sep or key not in cls.KEYS or not value:
+            if not sep or key not in cls.KEYS + cls.OPTIONAL or not value:
                 raise ToolError(f'{path}:{num}: expected one of '
-                                f'{", ".join(k + "=..." for k in cls.KEYS)}, '
+                                f'{", ".join(k + "=..." for k in cls.KEYS + cls.OPTIONAL)}, '
                                 f'got {line!r}', EXIT_USAGE)
             if key in values:
                 raise ToolError(f'{path}:{num}: {key} is given twice '
@@ -57,8 +61,14 @@ class Base:
         if not re.fullmatch(r'\d+\.\d+\.\d+', values['VERSION']):
             raise ToolError(f'{path}: VERSION must look like 6.12.118, got '
                             f'{values["VERSION"]!r}', EXIT_USAGE)
+        upstream = values.get('UPSTREAM_COMMIT')
+        if upstream is not None and not re.fullmatch(r'[0-9a-f]{40}',
+                                                     upstream):
+            raise ToolError(f'{path}: UPSTREAM_COMMIT must be a full commit '
+                            f'id (40 lowercase hex digits), got '
+                            f'{upstream!r}', EXIT_USAGE)
         return cls(values['PACKAGE'], values['VERSION'],
-                   values['DEBIAN_VERSION'])
+                   values['DEBIAN_VERSION'], upstream)
 
     def tarball(self) -> Path:
         """RECLAIM_TARBALL, or the path Debian's package installs."""

@@ -15,6 +15,10 @@ COVER_TEXT = (f'{COVER}\n\nThe problem, the design\nand the numbers.\n\n'
 
 class ExportTest(ScratchRepo):
 
+    HEADER_LINES = ('# Patches applied in order by tools/prepare (git am).\n'
+                    '# Written by tools/export: edit the kernel tree, not '
+                    'these files.\n')
+
     def setUp(self):
         super().setUp()
         self.prepared()
@@ -147,6 +151,60 @@ class ExportTest(ScratchRepo):
         self.assertEqual((other / 'keep.patch').read_text(), 'a patch of the user\n')
         self.assertTrue((other / '0001-mm-vmscan-change-three.patch').is_file())
 
+    def test_a_series_it_did_not_write_is_not_overwritten(self):
+        other = self.tmp / 'outgoing'
+        other.mkdir()
+        theirs = other / 'series'
+        for text in ('# my own series\nmine.patch\n',
+                     'mine.patch\n' + self.HEADER_LINES):
+            theirs.write_text(text)
+            proc = self.tool('tools/export', '--patch-dir', other)
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn(f'{theirs} was not written by tools/export',
+                          proc.stderr)
+            self.assertIn('nothing was written', proc.stderr)
+            self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+            self.assertEqual(sorted(p.name for p in other.iterdir()),
+                             ['series'], 'nothing was written')
+            self.assertEqual(theirs.read_text(), text)
+        theirs.write_text('\n')    # empty: nothing to lose
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(theirs.read_text().startswith(self.HEADER_LINES))
+        # the repository's own series has the header
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.commit_change(9, 'nine', 'mm/vmscan: change nine')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('0003-mm-vmscan-change-nine.patch',
+                      (self.patches / 'series').read_text())
+
+    def test_a_patch_it_did_not_write_is_not_overwritten(self):
+        other = self.tmp / 'outgoing'
+        other.mkdir()
+        theirs = other / '0002-mm-vmscan-change-eight.patch'
+        theirs.write_text('a patch of the user\n')
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f'{other} holds 0002-mm-vmscan-change-eight.patch, which '
+                      f'tools/export did not write', proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        self.assertEqual(sorted(p.name for p in other.iterdir()),
+                         [theirs.name], 'nothing was written')
+        self.assertEqual(theirs.read_text(), 'a patch of the user\n')
+        # the same bytes as export's: nothing to overwrite
+        theirs.unlink()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (self.patches / theirs.name).rename(theirs)
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        # one its own series lists is its own: rewritten
+        self.git('commit', '-q', '--amend', '-m', 'mm/vmscan: change eight\n\n'
+                 'Reworded.\n\nSigned-off-by: Test Author <author@example.org>')
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('\nReworded.\n', theirs.read_text())
+
     def test_uncommitted_changes_are_not_exported_half(self):
         (self.tree / 'mm' / 'vmscan.c').write_text('half done\n')
         before = snapshot(self.patches)
@@ -196,12 +254,11 @@ class ExportTest(ScratchRepo):
         self.assertEqual(body, 'The problem, the design\nand the numbers.\n\n'
                          'Second paragraph.\n\n'
                          f'{shortlog}\n\n{diffstat}\n\n\n'
-                         'base-commit: v6.12.118\n'
-                         '(v6.12.118 is the upstream release of the base: the '
-                         'series applies to\nDebian\'s linux-source-6.12 '
-                         '6.12.118-1~deb12u1, which is v6.12.118 with\n'
-                         'Debian\'s patches, and is not tested on plain '
-                         'v6.12.118)\n-- \ntools/export\n\n')
+                         'Based on: v6.12.118 (Debian\'s linux-source-6.12 '
+                         '6.12.118-1~deb12u1,\nwhich is v6.12.118 with '
+                         'Debian\'s patches; not tested on plain v6.12.118)\n'
+                         '-- \ntools/export\n\n')
+        self.assertNotIn('base-commit:', text, 'b4 would read "6" as its id')
         self.assertIn('Test Author (2):\n  mm/vmscan: change three\n', body)
         # not a patch of the series
         self.assertNotIn(self.cover.name,
@@ -213,6 +270,26 @@ class ExportTest(ScratchRepo):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         self.assertEqual(snapshot(self.patches), before,
                          'the same commits, elsewhere: the same bytes')
+
+    def test_base_commit_only_with_an_upstream_commit_id(self):
+        fake = '0123456789abcdef0123456789abcdef01234567'
+        base = (self.patches / 'BASE').read_text()
+        (self.patches / 'BASE').write_text(f'{base}UPSTREAM_COMMIT={fake}\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(self.cover.read_text().endswith(
+            f'not tested on plain v6.12.118)\nbase-commit: {fake}\n'
+            f'-- \ntools/export\n\n'))
+        before = snapshot(self.patches)
+        for bad in ('v6.12.118', fake[:12], fake.upper()):
+            (self.patches / 'BASE').write_text(f'{base}UPSTREAM_COMMIT={bad}\n')
+            self.commit_change(9, bad, 'mm/vmscan: change nine')
+            proc = self.tool('tools/export')
+            self.assertEqual(proc.returncode, 2, bad)
+            self.assertIn('UPSTREAM_COMMIT must be a full commit id', proc.stderr)
+            self.git('reset', '-q', '--hard', 'HEAD~1')
+        (self.patches / 'BASE').write_text(f'{base}UPSTREAM_COMMIT={fake}\n')
+        self.assertEqual(snapshot(self.patches), before, 'nothing was written')
 
     def test_cover_letter_follows_its_text_and_the_series(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
