@@ -89,6 +89,31 @@ def kunit_py(tree: Path) -> Path:
     return path
 
 
+# A variant's name names its build directory ($RECLAIM_BUILD_DIR/<variant>)
+# and its results ($RECLAIM_RESULTS/<variant>/, tools/run-suites): these
+# are the tools' own, refused as names of kunit/variants/*.config.
+RESERVED_VARIANTS = {
+    'default': '.kunitconfig alone, without a variant',
+    'e2e': "tools/e2e's build and results",
+    'bisect': "tools/check-series bisect's build",
+    'mutants': "tools/mutants' build and results",
+    'kunit.json': "tools/kunit's results",
+}
+
+
+def variant_files() -> dict[str, Path]:
+    """kunit/variants/*.config by name; one with a reserved name is
+    refused (exit 2)."""
+    files = {p.stem: p for p in
+             sorted((paths.REPO / 'kunit' / 'variants').glob('*.config'))}
+    for name, p in files.items():
+        if name in RESERVED_VARIANTS:
+            raise ToolError(f'{p.relative_to(paths.REPO)}: the name {name!r} '
+                            f'is taken ({RESERVED_VARIANTS[name]}): rename '
+                            f'the variant', cli.EXIT_USAGE)
+    return files
+
+
 def kunitconfigs(variant: str = 'default'
                  ) -> tuple[list[Path], list[str]]:
     """The kunitconfig fragments and the extra options of a configuration:
@@ -97,13 +122,12 @@ def kunitconfigs(variant: str = 'default'
     which may override what .kunitconfig sets ("# CONFIG_X is not set")."""
     configs = [paths.REPO / '.kunitconfig']
     options = []
+    files = variant_files()
     if variant != 'default':
-        extra = paths.REPO / 'kunit' / 'variants' / f'{variant}.config'
-        if not extra.is_file():
-            known = sorted(p.stem for p in
-                           (paths.REPO / 'kunit' / 'variants').glob('*.config'))
+        extra = files.get(variant)
+        if extra is None or not extra.is_file():
             raise ToolError(f'unknown variant {variant!r}; known: default, '
-                            f'{", ".join(known) or "(none)"}', cli.EXIT_USAGE)
+                            f'{", ".join(files) or "(none)"}', cli.EXIT_USAGE)
         for line in extra.read_text().splitlines():
             line = line.strip()
             if line.startswith('CONFIG_') or \
@@ -113,8 +137,9 @@ def kunitconfigs(variant: str = 'default'
 
 
 def variants() -> list[str]:
-    return ['default'] + sorted(
-        p.stem for p in (paths.REPO / 'kunit' / 'variants').glob('*.config'))
+    """default and kunit/variants/*.config's names (exit 2 for a reserved
+    one)."""
+    return ['default', *variant_files()]
 
 
 def environment() -> dict[str, str]:

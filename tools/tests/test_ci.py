@@ -108,7 +108,6 @@ class CountTest(Isolated):
         self.assertIn(['tools/run-suites', '--variant', 'no-lockdep'], cmds.values())
         self.assertEqual(list(cmds)[-1], 'mutants')
 
-
     def run_failing(self, failing, *argv):
         """ci/test's steps in order, @failing exiting 1; (steps run, output)."""
         import contextlib
@@ -151,6 +150,21 @@ class CountTest(Isolated):
     def test_a_failed_check_stops_nothing(self):
         ran, _ = self.run_failing({'tools', 'kunit default'})
         self.assertEqual(len(ran), 10)
+
+    def test_full_refuses_a_variant_named_as_a_tools_directory(self):
+        import contextlib
+        import io
+        err = io.StringIO()
+        with mock.patch.object(self.ci, 'step',
+                               side_effect=AssertionError('a step ran')), \
+                mock.patch.object(kunitpy.paths, 'REPO', self.tmp), \
+                mock.patch.object(sys, 'argv', ['ci/test', '--full']), \
+                contextlib.redirect_stderr(err):
+            (self.tmp / 'kunit' / 'variants').mkdir(parents=True)
+            (self.tmp / 'kunit' / 'variants' / 'e2e.config').write_text('')
+            self.assertEqual(self.ci.main(), 2)
+        self.assertIn("ci/test: error: kunit/variants/e2e.config: the name "
+                      "'e2e' is taken", err.getvalue())
 
 
 class SummaryTest(Isolated):

@@ -146,6 +146,40 @@ class RunnerTest(ScratchRepo):
             self.assertEqual(proc.returncode, 2, tool)
             self.assertIn("unknown variant 'nope'", proc.stderr)
 
+    def test_a_variant_named_as_the_tools_own_directories_is_refused(self):
+        # $RECLAIM_BUILD_DIR/<name> and $RECLAIM_RESULTS/<name> are theirs
+        variants = self.repo / 'kunit' / 'variants'
+        for name in ('e2e', 'bisect', 'mutants', 'default'):
+            with self.subTest(name=name):
+                (variants / f'{name}.config').write_text('CONFIG_FOO=y\n')
+                runs: list[tuple[str, list[str]]] = [
+                    ('tools/run-suites', ['--variant', name]),
+                    ('tools/run-suites', []), ('tools/kunit', ['run', '--no-setup'])]
+                for tool, args in runs:
+                    proc = self.tool(tool, *args)
+                    self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                    self.assertIn(f"kunit/variants/{name}.config: the name "
+                                  f"'{name}' is taken", proc.stderr)
+                (variants / f'{name}.config').unlink()
+        self.assertFalse((self.build / 'calls').exists())
+        self.assertIn('mutants', kunitpy.RESERVED_VARIANTS)
+
+    def test_every_directory_of_the_tools_own_is_reserved(self):
+        import re
+        repo = Path(__file__).resolve().parents[2]
+        names = set()
+        for path in [*(repo / 'tools').glob('*'), *(repo / 'tools' / 'lib').glob('*.py'),
+                     *(repo / 'e2e').glob('*.py'), *(repo / 'ci').glob('*')]:
+            if path.is_file():
+                text = path.read_text(errors='replace')
+                names |= set(re.findall(r"build_dir\('([^']+)'\)", text))
+                names |= set(re.findall(r"results_dir\(\) / '([^']+)'", text))
+                own = re.search(r"^NAME = '([^']+)'", text, re.M)
+                if own and re.search(r'results_dir\(\) / NAME', text):
+                    names.add(own.group(1))
+        self.assertGreaterEqual(names, {'e2e', 'bisect', 'mutants', 'default'})
+        self.assertLessEqual(names, set(kunitpy.RESERVED_VARIANTS))
+
     def test_kunit_py_missing(self):
         shutil.rmtree(self.kunit_dir)
         proc = self.tool('tools/run-suites')
@@ -236,6 +270,12 @@ class RunnerTest(ScratchRepo):
                 self.assertIn('kunit.py run options, passed through', proc.stdout)
                 self.assertIn('--kunitconfig', proc.stdout)
                 self.assertIn('--run_isolated', proc.stdout)
+                # kunit.py's options the tools refuse are not offered
+                kunit_py = proc.stdout.split('kunit.py run options', 1)[1]
+                self.assertNotIn('--build_dir', kunit_py.split(':', 1)[1])
+                self.assertNotIn('--arch', kunit_py.split(':', 1)[1])
+                self.assertIn('--build_dir and --arch, the tools\' to choose, '
+                              'are refused', ' '.join(kunit_py.split()))
         self.assertIn("6.12's, as the tools know it", proc.stdout)
         proc = self.tool('tools/kunit', '-h')
         self.assertEqual(proc.returncode, 0)
