@@ -81,6 +81,32 @@ class CheckShortTest(unittest.TestCase):
         self.assertIn("FAIL every E2E line was read (none malformed): "
                       "1 malformed: ['E2E: data']", out)
 
+    def test_a_full_run_fails_on_a_malformed_line(self):
+        import contextlib
+        import io
+        from unittest import mock
+        tool = load_e2e_tool()
+        with tempfile.TemporaryDirectory() as tmp:
+            kernel = Path(tmp) / 'bzImage'
+            kernel.write_text('')
+            args = tool.parser_of().parse_args(['run', '--policy', 'bounded',
+                                                '--runs', '1'])
+            tool.check_run_args(args)
+            out = io.StringIO()
+            console = GOOD.replace('E2E: data ok\n', 'E2E: data\nE2E: data ok\n')
+            with mock.patch.dict(os.environ, {'RECLAIM_RESULTS': tmp,
+                                              'RECLAIM_BUILD_DIR': tmp}), \
+                    mock.patch.object(tool.shutil, 'which', return_value='/bin/true'), \
+                    mock.patch.object(harness, 'kernel_path', return_value=kernel), \
+                    mock.patch.object(tool, 'initramfs_stale', return_value=False), \
+                    mock.patch.object(harness, 'boot',
+                                      return_value=harness.parse_console(console)), \
+                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                rc = tool.run(args)
+        self.assertEqual(rc, 1, out.getvalue())
+        self.assertIn("FAIL bounded run 1: 1 malformed: ['E2E: data']", out.getvalue())
+        self.assertIn('Malformed E2E lines skipped (by policy): bounded 1.', out.getvalue())
+
     def test_budget_spent_events_are_not_waits(self):
         rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n',
                                           'E2E: wait 0 0 budget_spent sh\n'))
