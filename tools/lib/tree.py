@@ -194,16 +194,18 @@ def _recorded(tree: Path) -> tuple[set[str], set[str]]:
 
 
 def _pending_work(tree: Path, patches: list[Path],
-                  tmpdir: str) -> tuple[int, int, list[str]]:
+                  tmpdir: str) -> tuple[int, int, list[str], list[str]]:
     """Compares the tree's commits above the base with the series.
 
     A commit is a series patch when its git format-patch has the patch's
     _patch_key() (the same diff, author and message, whatever the
-    formatting).  Returns (applied, stale, problems): how many series
+    formatting).  Returns (applied, stale, problems, keys): how many series
     patches the tree already holds, in order; how many commits above those
-    are commits an earlier tools/prepare applied and nobody changed since
-    (a series that was replaced, by a pull say: they may be replaced in
-    turn); and a list of reasons the tree holds work of its own.
+    are commits an earlier tools/prepare applied or found in the series
+    and nobody changed since, or patches of the series (a series that was
+    replaced, by a pull say: they may be replaced in turn); a list of
+    reasons the tree holds work of its own, which names only the commits
+    that are none of these; and the keys of the applied commits.
     """
     problems = []
     dirty = git(tree, 'status', '--porcelain')
@@ -217,7 +219,7 @@ def _pending_work(tree: Path, patches: list[Path],
             ['git', '-C', str(tree), 'merge-base', '--is-ancestor', base,
              head], env=kgit.git_env()).returncode != 0:
         problems.append(f'HEAD is not based on {kgit.TAG_BASE}')
-        return 0, 0, problems
+        return 0, 0, problems, []
     exported = kgit.format_patches(tree, f'{base}..{head}', tmpdir)
     keys = [_patch_key(tree, p, tmpdir) for p in exported]
     applied = 0
@@ -228,16 +230,20 @@ def _pending_work(tree: Path, patches: list[Path],
     stale = 0
     if applied < len(exported):
         known, digests = _recorded(tree)
-        if all(key in known or _digest(mine) in digests
-               for key, mine in zip(keys[applied:], exported[applied:])):
+        known |= {_patch_key(tree, p, tmpdir) for p in patches}
+        # the commits format-patch exported, in the same order
+        names = git(tree, 'log', '--no-merges', '--format=%h %s', '--reverse',
+                    f'{base}..{head}').splitlines()
+        extra = [name for key, mine, name in
+                 zip(keys[applied:], exported[applied:], names[applied:])
+                 if key not in known and _digest(mine) not in digests]
+        if not extra:
             stale = len(exported) - applied
         else:
-            extra = git(tree, 'log', '--format=%h %s', '--reverse',
-                        f'{base}..{head}').splitlines()[applied:]
             problems.append(f'{len(extra)} commit(s) that are not in '
                             f'kernel-patches/ ({"; ".join(extra[:3])}'
                             f'{" ..." if len(extra) > 3 else ""})')
-    return applied, stale, problems
+    return applied, stale, problems, keys[:applied]
 
 
 def _record_applied(tree: Path, since: str) -> None:
@@ -245,8 +251,18 @@ def _record_applied(tree: Path, since: str) -> None:
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
         done = kgit.format_patches(tree, f'{since}..HEAD', tmpdir)
         keys = [_patch_key(tree, p, tmpdir) for p in done]
-    with _applied_file(tree).open('a') as f:
-        f.writelines(key + '\n' for key in keys)
+    _record_keys(tree, keys)
+
+
+def _record_keys(tree: Path, keys: list[str]) -> None:
+    """Adds to the record the keys it does not hold yet: commits that are
+    series patches (applied, or found in the tree, exported by hand), so
+    that when the series changes under them they are not work."""
+    known, _ = _recorded(tree)
+    new = [key for key in dict.fromkeys(keys) if key not in known]
+    if new:
+        with _applied_file(tree).open('a') as f:
+            f.writelines(key + '\n' for key in new)
 
 
 def _save_work(tree: Path, log: Log) -> None:
@@ -325,7 +341,8 @@ def prepare(base: series.Base, patches: list[Path], tree: Path,
         raise ToolError(f'{tree} has a {busy} in progress: finish or abort '
                         f'it first; nothing was touched', cli.EXIT_REFUSED)
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
-        applied, stale, problems = _pending_work(tree, patches, tmpdir)
+        applied, stale, problems, keys = _pending_work(tree, patches,
+                                                       tmpdir)
     if stale and not problems:
         keep = git(tree, 'rev-parse', f'HEAD~{stale}')
         log(f'replacing {stale} commit(s) of an earlier series that '
@@ -343,6 +360,10 @@ def prepare(base: series.Base, patches: list[Path], tree: Path,
                 f'stash and a backup branch first)', cli.EXIT_REFUSED)
         _save_work(tree, log)
         applied = 0
+    else:
+        # the tree's commits that are series patches, whoever made them
+        # (a developer's own export, say): not work when the series changes
+        _record_keys(tree, keys)
     todo = patches[applied:]
     if not todo:
         return f'{tree}: up to date ({base.describe()} + {len(patches)} ' \

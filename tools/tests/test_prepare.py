@@ -136,6 +136,81 @@ class PrepareTest(ScratchRepo):
                          'mm/vmscan: change eight, reworded')
         self.assertEqual(self.git('rev-list', '--count', 'kbranch/base..HEAD'), '2')
 
+    def test_a_developer_s_own_export_is_replaced_after_a_pull(self):
+        # the developer commits a series of three and exports it: prepare
+        # finds it up to date (and records it, though it applied nothing)
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.commit_change(5, 'five', 'mm/vmscan: change five')
+        self.commit_change(8, 'eight', 'mm/vmscan: change eight')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertIn('up to date', self.prepared().stdout)
+        mine = self.git('rev-parse', 'HEAD')
+        # a pull rewords the first patch; the other two stay byte for byte
+        self.git('reset', '-q', '--hard', 'HEAD~2')
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change three, reworded\n\nWhy, and how it was '
+                 'tested.\n\nSigned-off-by: Test Author <author@example.org>')
+        self.git('cherry-pick', f'{mine}~1', mine)
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.stdout.splitlines()[1:], [     # no cover letter
+            f'wrote {self.patches / "0001-mm-vmscan-change-three-reworded.patch"}',
+            'wrote ' + str(self.patches / 'series'),
+            f'removed {self.patches / "0001-mm-vmscan-change-three.patch"}'])
+        self.assertNotEqual(snapshot(self.patches), before)
+        # the developer had reworded the last commit, not exported: that
+        # one is work, and the only commit named
+        self.git('reset', '-q', '--hard', mine)
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change eight\n\nMy own better changelog.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        before = snapshot(self.tree)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertIn(f'1 commit(s) that are not in kernel-patches/ '
+                      f'({self.git("rev-parse", "--short", "HEAD")} '
+                      f'mm/vmscan: change eight)', proc.stderr)
+        self.assertNotIn('change three', proc.stderr)
+        self.assertNotIn('change five', proc.stderr)
+        self.assertEqual(snapshot(self.tree), before)
+        # without it, the tree is the developer's export: replaced
+        self.git('reset', '-q', '--hard', mine)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn('replacing 3 commit(s) of an earlier series', proc.stderr)
+        self.assertEqual(self.git('log', '--format=%s', 'kbranch/base..HEAD'),
+                         'mm/vmscan: change eight\nmm/vmscan: change five\n'
+                         'mm/vmscan: change three, reworded')
+
+    def test_a_commit_that_is_a_patch_of_the_series_is_not_work(self):
+        self.add_patches((3, 'three', 'mm/vmscan: change three'),
+                         (8, 'eight', 'mm/vmscan: change eight'))
+        self.prepared()
+        (self.tree / '.git' / 'kbranch-applied').unlink()     # no record
+        # the first reworded, not exported: work; the second is the
+        # series' own second patch
+        eight = self.git('rev-parse', 'HEAD')
+        self.git('reset', '-q', '--hard', 'HEAD~1')
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change three\n\nMy own better changelog.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        self.git('cherry-pick', eight)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertIn(f'1 commit(s) that are not in kernel-patches/ '
+                      f'({self.git("rev-parse", "--short", "HEAD~1")} '
+                      f'mm/vmscan: change three)', proc.stderr)
+        self.assertNotIn('change eight', proc.stderr)
+        # the second alone, out of place: a patch of the series, replaced
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        self.git('cherry-pick', eight)
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn('replacing 1 commit(s)', proc.stderr)
+        self.assertEqual(self.git('log', '--format=%s', 'kbranch/base..HEAD'),
+                         'mm/vmscan: change eight\nmm/vmscan: change three')
+
     def test_a_patch_formatted_otherwise_is_the_same_patch(self):
         self.add_patches((3, 'three', 'mm/vmscan: change three'),
                          (8, 'eight', 'mm/vmscan: change eight'))
