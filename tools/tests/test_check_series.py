@@ -259,6 +259,46 @@ class SubCommandTest(ScratchRepo):
         self.assertIn('run tools/run-suites', lines[2])
         self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
 
+    def test_w1_that_would_compile_nothing_fails(self):
+        build = self.tmp / 'build' / 'default'
+        build.mkdir(parents=True)
+        (build / '.config').write_text('CONFIG_KUNIT=y\n')
+        self.prepared()
+        # an empty series touches no .c file
+        proc = self.tool('tools/check-series', 'w1')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.splitlines()[1:3], [
+            'FAIL w1', '     the series touches no .c file: nothing to compile'])
+        # a .c file without an object in the build: nothing was compiled
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        proc = self.tool('tools/check-series', 'w1')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[:2], ['ok   series', 'FAIL w1'])
+        self.assertEqual(lines[2].strip(), (
+            f'none of the .c files the series touches has an object in {build} '
+            f'(mm/vmscan.c): nothing was compiled; build the series there '
+            f'first (tools/kunit build)'))
+        self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
+
+    def test_an_empty_series_fails_the_checks_that_need_patches(self):
+        self.prepared()
+        proc = self.tool('tools/check-series')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[lines.index('FAIL applies') + 1].strip(),
+                         'the series lists no patch: nothing to apply (export '
+                         'the series first: tools/export)')
+        for args in (['bisect'], ['bisect', '--from', '1']):
+            with self.subTest(args=args):
+                proc = self.tool('tools/check-series', *args)
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, '')      # no check ran
+                self.assertEqual(proc.stderr.strip(), 'check-series: error: '
+                                 'bisect: the series lists no patch: nothing '
+                                 'to build')
+
     def test_a_bad_series_fails_w1_and_bisect_with_exit_2(self):
         (self.patches / 'series').write_text('0001-missing.patch\n')
         for command in ('w1', 'bisect'):
