@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """The end-to-end harness: the guest's initramfs, its boots, their results.
 
-tools/e2e imports it from here, next to the guest's /init (e2e/init) and
-its kernel's configuration (e2e/kernel.config).
+tools/e2e imports it from here, next to the guest's /init (e2e/init).
+The guest boots the default KUnit kernel (.kunitconfig) with its suites
+turned off (kunit.enable=0).
 
 The initramfs holds busybox and nfs-utils from Debian's packages, fetched
 with `apt-get download` and unpacked with `dpkg-deb -x` into the cache:
@@ -48,7 +49,7 @@ HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
 
 # The three policies, as the nfs module parameters each boot gets.  The
 # unbounded wait exists only with CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED,
-# which e2e/kernel.config sets.
+# which .kunitconfig sets.
 POLICIES: dict[str, dict[str, int]] = {
     'none': {'nfs.release_wait_local_ms': 0},
     'bounded': {'nfs.release_wait_local_ms': 100},
@@ -100,8 +101,13 @@ def initramfs_path() -> Path:
     return e2e_dir() / 'initramfs.cpio.gz'
 
 
+def build_dir() -> Path:
+    """The guest's kernel's build: the default KUnit configuration's."""
+    return paths.build_dir('default')
+
+
 def kernel_path() -> Path:
-    return paths.build_dir('e2e') / 'arch/x86/boot/bzImage'
+    return build_dir() / 'arch/x86/boot/bzImage'
 
 
 # --- the initramfs ---------------------------------------------------------
@@ -289,6 +295,13 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
 def qemu_command(kernel: Path | str, initramfs: Path | str, policy: str,
                  params: dict[str, Any]) -> list[str]:
     append = ['console=ttyS0', 'panic=-1', 'oops=panic',
+              # the KUnit kernel, its suites not run; the hung-task
+              # detector at 20 s (the suites keep the default 120 s)
+              'kunit.enable=0', 'sysctl.kernel.hung_task_timeout_secs=20',
+              # nfsd serves the mount's I/O and COMMITs, not LOCALIO
+              # (which the suites' kernel builds in: nfslocaliod would
+              # commit, and nfsd's lockdep model would see nothing)
+              'nfs.localio_enabled=0',
               # e2e/init writes its results to /dev/kmsg, unthrottled
               'printk.devkmsg=on',
               *policy_params(policy),

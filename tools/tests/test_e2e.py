@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from fixtures import ScratchRepo, load_tool
@@ -577,13 +578,34 @@ class LayoutTest(unittest.TestCase):
     def test_the_guest_files_are_in_e2e(self):
         tool = load_e2e_tool()
         repo = Path(__file__).resolve().parents[2]
-        self.assertEqual(tool.CONFIG, repo / 'e2e' / 'kernel.config')
         self.assertEqual(tool.INIT, repo / 'e2e' / 'init')
-        self.assertTrue(tool.CONFIG.is_file())
         self.assertTrue(tool.INIT.is_file())
+        self.assertFalse((repo / 'e2e' / 'kernel.config').exists())
         self.assertEqual(Path(harness.__file__).resolve(), repo / 'e2e' / 'harness.py')
         self.assertEqual(list((repo / 'kunit').glob('*.config')), [])
         self.assertIn('busybox-static', harness.GUEST_PACKAGES)
+
+    def test_the_guest_boots_the_default_kunit_kernel(self):
+        """One build serves the suites and the guest: the guest's kernel
+        is the default configuration's, its suites off, and .kunitconfig
+        builds in what e2e/init uses."""
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.dict(os.environ, {'RECLAIM_BUILD_DIR': tmp}):
+            self.assertEqual(harness.kernel_path(),
+                             Path(tmp) / 'default' / 'arch/x86/boot/bzImage')
+            cmd = harness.qemu_command('k', 'i', 'bounded', {'mb': 16})
+        append = cmd[cmd.index('-append') + 1].split()
+        self.assertIn('kunit.enable=0', append)
+        self.assertIn('sysctl.kernel.hung_task_timeout_secs=20', append)
+        self.assertIn('nfs.localio_enabled=0', append)
+        repo = Path(__file__).resolve().parents[2]
+        lines = set((repo / '.kunitconfig').read_text().splitlines())
+        for option in ('BLK_DEV_INITRD', 'DEVTMPFS', 'UNIX', 'NFS_V4_2',
+                       'NFSD_V4', 'NFS_DEBUG_RELEASE_WAIT_UNBOUNDED',
+                       'MEMCG', 'LRU_GEN', 'DETECT_HUNG_TASK', 'FTRACE',
+                       'PROVE_LOCKING', 'BLK_DEV_RAM', 'BLK_DEV_DM',
+                       'EXT2_FS', 'MAGIC_SYSRQ'):
+            self.assertIn(f'CONFIG_{option}=y', lines, option)
 
 
 if __name__ == '__main__':
