@@ -102,12 +102,59 @@ def initramfs_path() -> Path:
 
 
 def build_dir() -> Path:
-    """The guest's kernel's build: the default KUnit configuration's."""
+    """Where the guest's kernel is built: the default KUnit configuration's
+    build directory."""
     return paths.build_dir('default')
 
 
+def kernel_dir() -> Path:
+    """The guest's kernel as tools/e2e build left it: a copy of the build's
+    bzImage and .config, which later builds of the directory do not touch."""
+    return e2e_dir() / 'kernel'
+
+
 def kernel_path() -> Path:
-    return build_dir() / 'arch/x86/boot/bzImage'
+    return kernel_dir() / 'bzImage'
+
+
+GUEST_CONFIG = paths.REPO / 'e2e' / 'guest.config'
+
+
+def guest_options() -> list[str]:
+    """The CONFIG_X=y lines of e2e/guest.config."""
+    return [line.strip() for line in GUEST_CONFIG.read_text().splitlines()
+            if line.strip().startswith('CONFIG_')]
+
+
+def missing_options(config: str) -> list[str]:
+    """The guest's options that the text of a built .config lacks."""
+    have = set(line.strip() for line in config.splitlines())
+    return [o for o in guest_options() if o not in have]
+
+
+def install_kernel(build: Path) -> Path:
+    """Copies @build's bzImage and .config to kernel_dir(), after checking
+    that the .config has every option of e2e/guest.config (else ToolError,
+    exit 3); returns the copied bzImage."""
+    config = build / '.config'
+    image = build / 'arch/x86/boot/bzImage'
+    try:
+        text = config.read_text()
+    except OSError as err:
+        raise ToolError(f'cannot read {config}: {err.strerror}', cli.EXIT_ENV) from None
+    missing = missing_options(text)
+    if missing:
+        raise ToolError(f'{config} lacks what the guest needs '
+                        f'(e2e/guest.config): {", ".join(missing)}', cli.EXIT_ENV)
+    if not image.is_file():
+        raise ToolError(f'no kernel at {image}', cli.EXIT_ENV)
+    out = kernel_dir()
+    out.mkdir(parents=True, exist_ok=True)
+    for src, name in ((config, 'config'), (image, 'bzImage')):
+        tmp = out / f'.{name}.tmp'
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, out / name)
+    return out / 'bzImage'
 
 
 # --- the initramfs ---------------------------------------------------------

@@ -94,7 +94,7 @@ def kunit_py(tree: Path) -> Path:
 # are the tools' own, refused as names of kunit/variants/*.config.
 RESERVED_VARIANTS = {
     'default': '.kunitconfig alone, without a variant',
-    'e2e': "tools/e2e's build and results",
+    'e2e': "tools/e2e's results (and, until 2026-12-04, its build)",
     'bisect': "tools/check-series bisect's build",
     'mutants': "tools/mutants' build and results",
     'kunit.json': "tools/kunit's results",

@@ -82,7 +82,7 @@ class CountTest(Isolated):
             self.assertEqual(self.ci.main(), 0)
         self.assertEqual([name for name, _ in ran],
                          ['setup', 'prepare', 'tools', 'lint', 'kunit default',
-                          'check-series', 'check-series w1', 'e2e build',
+                          'e2e build', 'check-series', 'check-series w1',
                           'e2e short', 'e2e stall'])
         cmds = dict(ran)
         self.assertEqual(cmds['lint'], ['tools/lint'])
