@@ -121,9 +121,38 @@ GUEST_CONFIG = paths.REPO / 'e2e' / 'guest.config'
 
 
 def guest_options() -> list[str]:
-    """The CONFIG_X=y lines of e2e/guest.config."""
-    return [line.strip() for line in GUEST_CONFIG.read_text().splitlines()
+    """The CONFIG_X=y lines of e2e/guest.config (ToolError, exit 3, if it
+    cannot be read)."""
+    try:
+        text = GUEST_CONFIG.read_text()
+    except OSError as err:
+        raise ToolError(f'cannot read {GUEST_CONFIG}: {err.strerror}',
+                        cli.EXIT_ENV) from None
+    return [line.strip() for line in text.splitlines()
             if line.strip().startswith('CONFIG_')]
+
+
+def lock_guest(who: str) -> None:
+    """Holds $RECLAIM_CACHE/e2e/ for the rest of this process: one
+    tools/e2e at a time builds, makes the initramfs or boots (exit 4 for
+    the next, naming the holder)."""
+    kunitpy.hold_build(e2e_dir(), who, 'point RECLAIM_CACHE elsewhere')
+
+
+def stale_kernel() -> str | None:
+    """Why the guest's copy of the kernel is not the build directory's
+    latest bzImage, or None: the copy's stamp records the size and mtime of
+    the bzImage it was made from."""
+    image = build_dir() / 'arch/x86/boot/bzImage'
+    try:
+        stamp = (kernel_dir() / 'source').read_text().strip()
+        st = image.stat()
+    except OSError:
+        return None
+    if stamp != f'{st.st_size} {st.st_mtime_ns}':
+        return (f'{image} changed since tools/e2e build copied it: the guest '
+                f'boots the older copy; run tools/e2e build to boot the new one')
+    return None
 
 
 def missing_options(config: str) -> list[str]:
@@ -150,10 +179,20 @@ def install_kernel(build: Path) -> Path:
         raise ToolError(f'no kernel at {image}', cli.EXIT_ENV)
     out = kernel_dir()
     out.mkdir(parents=True, exist_ok=True)
-    for src, name in ((config, 'config'), (image, 'bzImage')):
-        tmp = out / f'.{name}.tmp'
-        shutil.copyfile(src, tmp)
-        os.replace(tmp, out / name)
+    st = image.stat()
+    copies = [(image, 'bzImage'), (config, 'config')]
+    try:
+        for src, name in copies:
+            shutil.copyfile(src, out / f'.{name}.tmp')
+        (out / '.source.tmp').write_text(f'{st.st_size} {st.st_mtime_ns}\n')
+        # the stamp last: a copy interrupted before it is stale to run
+        for name in ('bzImage', 'config', 'source'):
+            os.replace(out / f'.{name}.tmp', out / name)
+    except OSError as err:
+        for name in ('bzImage', 'config', 'source'):
+            (out / f'.{name}.tmp').unlink(missing_ok=True)
+        raise ToolError(f'cannot copy the kernel to {out}: {err}',
+                        cli.EXIT_ENV) from None
     return out / 'bzImage'
 
 

@@ -175,10 +175,12 @@ def exec_args(build: Path) -> list[str]:
 
 
 @contextlib.contextmanager
-def build_lock(build: Path | str, who: str) -> Iterator[None]:
+def build_lock(build: Path | str, who: str,
+               elsewhere: str = 'point RECLAIM_BUILD_DIR elsewhere') -> Iterator[None]:
     """Holds the build directory for one tool: two tools never build in (or
     boot from) one build directory at once.  Raises ToolError (exit 4) at
-    once, naming the holder, if another tool has it."""
+    once, naming the holder, if another tool has it; @elsewhere says how to
+    use another directory."""
     build = Path(build)
     build.mkdir(parents=True, exist_ok=True)
     path = build / '.kbranch-lock'
@@ -190,8 +192,7 @@ def build_lock(build: Path | str, who: str) -> Iterator[None]:
             holder = f.read().strip() or 'another process'
             raise ToolError(f'{build} is in use by {holder}: two tools never '
                             f'build in one build directory at once; wait for '
-                            f'it to finish, or point RECLAIM_BUILD_DIR '
-                            f'elsewhere', cli.EXIT_REFUSED) from None
+                            f'it to finish, or {elsewhere}', cli.EXIT_REFUSED) from None
         f.seek(0)
         f.truncate()
         f.write(f'{who} (pid {os.getpid()})\n')
@@ -207,9 +208,10 @@ def build_lock(build: Path | str, who: str) -> Iterator[None]:
 _HELD = contextlib.ExitStack()
 
 
-def hold_build(build: Path, who: str) -> None:
+def hold_build(build: Path, who: str,
+               elsewhere: str = 'point RECLAIM_BUILD_DIR elsewhere') -> None:
     """build_lock() for the rest of this process (a command-line tool)."""
-    _HELD.enter_context(build_lock(build, who))
+    _HELD.enter_context(build_lock(build, who, elsewhere))
 
 
 # --- kunit.py's command line ---------------------------------------------------

@@ -201,6 +201,22 @@ class SeriesFileTest(ScratchRepo):
                               'does not apply')
 
 
+class KunitconfigTest(ScratchRepo):
+
+    def test_kunitconfig_must_hold_the_guest_s_options(self):
+        """The e2e guest boots the default KUnit kernel: a line of
+        e2e/guest.config missing from .kunitconfig fails the check."""
+        top = self.repo / '.kunitconfig'
+        lines = top.read_text().splitlines()
+        self.assertIn('CONFIG_BLK_DEV_DM=y', lines)
+        top.write_text('\n'.join(x for x in lines if x != 'CONFIG_BLK_DEV_DM=y') + '\n')
+        proc = self.tool('tools/check-series')
+        out = proc.stdout.splitlines()
+        self.assertIn('FAIL kunitconfig', out, proc.stdout + proc.stderr)
+        self.assertIn('guest.config: CONFIG_BLK_DEV_DM=y is not in .kunitconfig',
+                      proc.stdout)
+
+
 class SubCommandTest(ScratchRepo):
 
     def test_out_of_range_is_refused_before_any_check(self):

@@ -571,6 +571,67 @@ class RefusalTest(ScratchRepo):
         self.assertIn('no consoles in', proc.stderr)
 
 
+class GuestKernelTest(ScratchRepo):
+    """tools/e2e build with a stand-in kunit.py: the built .config checked,
+    the kernel copied for the guest; and the lock on $RECLAIM_CACHE/e2e/."""
+
+    def setUp(self):
+        super().setUp()
+        self.prepared()
+        kunit_dir = self.tree / 'tools' / 'testing' / 'kunit'
+        kunit_dir.mkdir(parents=True)
+        shutil.copy(Path(__file__).resolve().parent / 'fake_kunit.py',
+                    kunit_dir / 'kunit.py')
+        (kunit_dir / 'fake_lib_path').write_text(str(self.repo / 'tools' / 'lib') + '\n')
+        with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
+            f.write('/tools/testing/kunit/\n')
+        self.build = self.tmp / 'build' / 'default'
+        (self.build / 'arch/x86/boot').mkdir(parents=True)
+        (self.build / 'arch/x86/boot/bzImage').write_bytes(b'kernel 1')
+        self.copy = self.tmp / 'cache' / 'e2e' / 'kernel'
+
+    def write_config(self, drop=None):
+        options = [o for o in harness.guest_options() if o != drop]
+        (self.build / '.config').write_text('\n'.join(options) + '\n')
+
+    def test_build_refuses_a_config_without_a_guest_option(self):
+        self.write_config(drop='CONFIG_UNIX=y')
+        proc = self.tool('tools/e2e', 'build', '--no-setup')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('lacks what the guest needs (e2e/guest.config): CONFIG_UNIX=y',
+                      proc.stderr)
+        self.assertFalse(self.copy.exists())
+
+    def test_build_copies_the_kernel_and_run_warns_when_it_changes(self):
+        self.write_config()
+        proc = self.tool('tools/e2e', 'build', '--no-setup')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        calls = (self.build / 'calls').read_text().splitlines()
+        self.assertEqual(len(calls), 1)
+        self.assertTrue(calls[0].startswith('build '))
+        self.assertIn(f'--kunitconfig={self.repo / ".kunitconfig"}', calls[0])
+        self.assertEqual((self.copy / 'bzImage').read_bytes(), b'kernel 1')
+        with mock.patch.dict(os.environ, {'RECLAIM_CACHE': str(self.tmp / 'cache'),
+                                          'RECLAIM_BUILD_DIR': str(self.tmp / 'build')}):
+            self.assertIsNone(harness.stale_kernel())
+            (self.build / 'arch/x86/boot/bzImage').write_bytes(b'kernel 2, newer')
+            self.assertIn('the guest boots the older copy', harness.stale_kernel() or '')
+        self.assertEqual((self.copy / 'bzImage').read_bytes(), b'kernel 1')
+
+    def test_one_tools_e2e_at_a_time(self):
+        """build, initramfs and run hold $RECLAIM_CACHE/e2e/; the default
+        build directory alone does not stop run."""
+        self.write_config()
+        e2e = self.tmp / 'cache' / 'e2e'
+        with harness.kunitpy.build_lock(e2e, 'another tools/e2e'):
+            for args in (['build', '--no-setup'], ['initramfs']):
+                proc = self.tool('tools/e2e', *args)
+                self.assertEqual(proc.returncode, 4, args)
+                self.assertIn('in use by another tools/e2e', proc.stderr)
+                self.assertIn('point RECLAIM_CACHE elsewhere', proc.stderr)
+        self.assertFalse(self.copy.exists())
+
+
 class LayoutTest(unittest.TestCase):
     """Everything of the end-to-end guest is in e2e/; kunit/ holds only
     KUnit configurations."""
