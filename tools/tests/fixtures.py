@@ -147,6 +147,18 @@ class ScratchRepo(Isolated):
                               text=True, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
 
+    def install_fake_kunit(self):
+        """tools/tests/fake_kunit.py as the prepared tree's kunit.py, kept
+        out of git status (not work of the developer's)."""
+        kunit_dir = self.tree / 'tools' / 'testing' / 'kunit'
+        kunit_dir.mkdir(parents=True)
+        shutil.copy(Path(__file__).resolve().parent / 'fake_kunit.py',
+                    kunit_dir / 'kunit.py')
+        (kunit_dir / 'fake_lib_path').write_text(str(self.repo / 'tools' / 'lib') + '\n')
+        with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
+            f.write('/tools/testing/kunit/\n')
+        return kunit_dir
+
     def git(self, *args, cwd=None):
         return subprocess.run(['git', '-C', str(cwd or self.tree), *args],
                               env=self.env, text=True, check=True,

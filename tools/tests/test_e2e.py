@@ -578,13 +578,7 @@ class GuestKernelTest(ScratchRepo):
     def setUp(self):
         super().setUp()
         self.prepared()
-        kunit_dir = self.tree / 'tools' / 'testing' / 'kunit'
-        kunit_dir.mkdir(parents=True)
-        shutil.copy(Path(__file__).resolve().parent / 'fake_kunit.py',
-                    kunit_dir / 'kunit.py')
-        (kunit_dir / 'fake_lib_path').write_text(str(self.repo / 'tools' / 'lib') + '\n')
-        with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
-            f.write('/tools/testing/kunit/\n')
+        self.install_fake_kunit()
         self.build = self.tmp / 'build' / 'default'
         (self.build / 'arch/x86/boot').mkdir(parents=True)
         (self.build / 'arch/x86/boot/bzImage').write_bytes(b'kernel 1')

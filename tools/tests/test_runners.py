@@ -18,22 +18,13 @@ import cli
 import kunitpy
 import paths
 
-FAKE = Path(__file__).resolve().parent / 'fake_kunit.py'
-
 
 class RunnerTest(ScratchRepo):
 
     def setUp(self):
         super().setUp()
         self.prepared()
-        self.kunit_dir = self.tree / 'tools' / 'testing' / 'kunit'
-        self.kunit_dir.mkdir(parents=True)
-        shutil.copy(FAKE, self.kunit_dir / 'kunit.py')
-        (self.kunit_dir / 'fake_lib_path').write_text(
-            str(self.repo / 'tools' / 'lib') + '\n')
-        # Not work of the developer's: keep it out of git status.
-        with open(self.tree / '.git' / 'info' / 'exclude', 'a') as f:
-            f.write('/tools/testing/kunit/\n')
+        self.kunit_dir = self.install_fake_kunit()
         self.build = self.tmp / 'build' / 'default'
         self.results = self.tmp / 'results' / 'default'
 
