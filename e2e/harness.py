@@ -836,6 +836,16 @@ def malformed_check(r: Console) -> Check:
             f'{len(r.malformed)} malformed: {r.malformed[:3]}')
 
 
+def primed_check(r: Console) -> Check:
+    """nfsd()'s priming: once the threads started, before the mount (so
+    before any COMMIT), lockdep knew nfsd_commit -> fs_reclaim, read from
+    /proc/lockdep (E2E: nfsd_commit_deps, the map's direct dependencies)."""
+    deps = r.values.get('nfsd_commit_deps')
+    return ('nfsd started: lockdep knew nfsd_commit -> fs_reclaim before any COMMIT',
+            deps is not None and 'fs_reclaim' in deps.split(),
+            f'nfsd_commit_deps {deps!r}')
+
+
 def stall_checks(policy: str, r: Console) -> list[Check]:
     """The stall scenario's checks of one boot: (what, ok, detail) triples."""
     bound = policy_bound(policy)
@@ -848,6 +858,7 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
     unexpected = stall_unexpected_reports(policy, r)
     checks: list[Check] = [
         malformed_check(r),
+        primed_check(r),
         ('the boot ended (no panic, no OOM, QEMU not timed out)',
          r.ended and not r.panic and not r.oom and not r.qemu_timed_out,
          f'ended {r.ended}, panic {r.panic}, oom {r.oom}, '
