@@ -839,11 +839,14 @@ def malformed_check(r: Console) -> Check:
 def primed_check(r: Console) -> Check:
     """nfsd()'s priming: once the threads started, before the mount (so
     before any COMMIT), lockdep knew nfsd_commit -> fs_reclaim, read from
-    /proc/lockdep (E2E: nfsd_commit_deps, the map's direct dependencies)."""
+    /proc/lockdep (E2E: nfsd_commit_deps, the map's direct dependencies).
+    That the dependency's map is held as a reader is the KUnit suite
+    nfsd_commit_lockdep's to check, not this one's."""
     deps = r.values.get('nfsd_commit_deps')
     return ('nfsd started: lockdep knew nfsd_commit -> fs_reclaim before any COMMIT',
             deps is not None and 'fs_reclaim' in deps.split(),
-            f'nfsd_commit_deps {deps!r}')
+            f'nfsd_commit_deps {deps!r}, debug_locks {r.values.get("debug_locks")!r}'
+            ' (absent: no /proc/lockdep; debug_locks 0: lockdep was off)')
 
 
 def stall_checks(policy: str, r: Console) -> list[Check]:

@@ -14,7 +14,7 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-from fixtures import ScratchRepo, load_tool
+from fixtures import REPO, ScratchRepo, load_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'e2e'))
@@ -162,6 +162,56 @@ class CheckShortTest(unittest.TestCase):
                 self.assertEqual(rc, 1, out)
                 self.assertIn(f'FAIL {what}: nfsd_commit_deps {seen}', out)
                 self.assertIn('e2e: 10 passed, 1 failed', out)
+
+
+# A /proc/lockdep as l_show() prints it: keys hashed or not yet (before
+# the RNG is ready), a class whose dependency must not count, nfsd_commit
+# with a suffix, blank separators.
+PROC_LOCKDEP = """\
+all lock classes:
+(____ptrval____) FD:    1 BD:    2 +.+.: &sb->s_type->i_mutex_key#3
+ -> [(____ptrval____)] fs_reclaim
+
+00000000a1b2c3d4 FD:    2 BD:    1 ++++: nfsd_commit#2
+ -> [00000000deadbeef] fs_reclaim
+ -> [00000000deadbee0] mmu_notifier_invalidate_range_start
+
+00000000a1b2c3d5 FD:    0 BD:    1 ....: nfsd_commit_other
+ -> [00000000deadbee1] pool_lock
+
+"""
+
+
+class NfsdDepsAwkTest(unittest.TestCase):
+    """The awk program e2e/init runs over /proc/lockdep, with the host's
+    awk and, once tools/e2e initramfs has fetched it, the guest's busybox."""
+
+    def awks(self):
+        out = [['awk']]
+        busybox = harness.e2e_dir() / 'pkgroot/bin/busybox'
+        if busybox.is_file():
+            out.append([str(busybox), 'awk'])
+        return out
+
+    def program(self):
+        import re
+        init = (REPO / 'e2e/init').read_text()
+        m = re.search(r"^NFSD_DEPS_AWK='(.*?)'$", init, re.M | re.S)
+        if m is None:
+            self.fail('no NFSD_DEPS_AWK in e2e/init')
+        return m.group(1)
+
+    def test_only_nfsd_commits_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                proc = subprocess.run([*awk, self.program()], input=PROC_LOCKDEP,
+                                      capture_output=True, text=True, check=True)
+                self.assertEqual(proc.stdout.split(),
+                                 ['fs_reclaim', 'mmu_notifier_invalidate_range_start'])
+                none = PROC_LOCKDEP.replace('nfsd_commit#2', 'other')
+                proc = subprocess.run([*awk, self.program()], input=none,
+                                      capture_output=True, text=True, check=True)
+                self.assertEqual(proc.stdout, '')
 
 
 class ParseTest(unittest.TestCase):
@@ -386,6 +436,35 @@ class StallTest(unittest.TestCase):
         freed = self.failed('bounded', console.replace('E2E: memcg pgsteal 0',
                                                        'E2E: memcg pgsteal 32'))
         self.assertEqual(freed, ['the reclaim returned, having freed nothing (EAGAIN, pgsteal 0)'])
+
+    def test_nfsd_hung_task_is_expected_anothers_is_not(self):
+        # nfsd's fsync waits for the suspended device: its hung-task
+        # report, whenever a scan falls after 20 s, is expected; the
+        # reclaimer's (sh) is not
+        console = stall_console('unbounded')
+        at = 'E2E: reclaim hung'
+        self.assertIn(at, console)
+        for task, bad in (('nfsd', False), ('sh', True)):
+            with self.subTest(task=task):
+                hung = (f'INFO: task {task}:77 blocked for more than 20 seconds.\n'
+                        'Call Trace:\n' + at)
+                c = console.replace(at, hung, 1)
+                self.assertEqual([t.task for t in harness.parse_console(c).hung_tasks],
+                                 [task])
+                failed = self.failed('unbounded', c)
+                what = "no kernel report but nfsd's hung task (and lockdep's, unbounded)"
+                self.assertEqual(what in failed, bad, failed)
+
+    def test_the_priming_must_be_seen(self):
+        what = 'nfsd started: lockdep knew nfsd_commit -> fs_reclaim before any COMMIT'
+        for policy in harness.POLICIES:
+            console = stall_console(policy)
+            line = next(x for x in console.splitlines()
+                        if x.startswith('E2E: nfsd_commit_deps '))
+            for instead in ('', 'E2E: nfsd_commit_deps none', 'E2E: nfsd_commit_deps absent'):
+                with self.subTest(policy=policy, instead=instead):
+                    self.assertEqual(self.failed(policy, console.replace(line, instead)),
+                                     [what])
 
     def test_unbounded_needs_the_stack_the_dump_and_the_kill(self):
         console = stall_console('unbounded')
