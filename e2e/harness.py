@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence, TypedDict
 
 import cli
+import kgit
 import kunitpy
 import paths
 from cli import ToolError
@@ -77,9 +78,19 @@ MARGIN_MS = 1000
 
 MEMORY_MB = 384
 
-# The scenarios of e2e/init: pressure (writers under memory pressure) and
-# stall (a COMMIT held by a suspended device, then memory.reclaim).
-SCENARIOS = ('pressure', 'stall')
+# The scenarios of e2e/init: pressure (writers under memory pressure),
+# stall (a COMMIT held by a suspended device, then memory.reclaim) and
+# cycle (writers in the root cgroup, one nfsd thread: nfsd reclaims).
+SCENARIOS = ('pressure', 'stall', 'cycle')
+
+# The guest's kernels: the branch (the default KUnit build), and the
+# branch with the release path of 6.12 before cce0be6eb497 ("NFS: Fix a
+# deadlock involving nfs_release_folio()"): nfs_release_folio() calling
+# nfs_wb_folio(), which writes the folio back and waits for its COMMIT,
+# in any task but kswapd and kcompactd, nfsd's threads among them.
+# e2e/<kernel>.diff turns the prepared tree into it, in a worktree of
+# its own (revert_tree()).
+KERNELS = ('branch', 'pre-cce0be6eb497')
 
 # The stall scenario: how long its reclaim may take and still count as
 # having returned at once (no wait) or after its budgets, beyond the waits
@@ -101,20 +112,46 @@ def initramfs_path() -> Path:
     return e2e_dir() / 'initramfs.cpio.gz'
 
 
-def build_dir() -> Path:
+def build_dir(kernel: str = 'branch') -> Path:
     """Where the guest's kernel is built: the default KUnit configuration's
-    build directory."""
-    return paths.build_dir('default')
+    build directory, or for another kernel one of its own (the same
+    configuration)."""
+    return paths.build_dir('default' if kernel == 'branch' else f'e2e-{kernel}')
 
 
-def kernel_dir() -> Path:
+def kernel_diff(kernel: str) -> Path:
+    """The change that makes @kernel (not 'branch') of the prepared tree."""
+    return paths.REPO / 'e2e' / f'{kernel}.diff'
+
+
+def revert_tree(tree: Path, kernel: str) -> Path:
+    """A worktree of the prepared tree at its HEAD with kernel_diff(@kernel)
+    applied, in $RECLAIM_CACHE/e2e/<kernel>-tree (ToolError if the change
+    does not apply: the series moved under it)."""
+    work = e2e_dir() / f'{kernel}-tree'
+    head = kgit.git(tree, 'rev-parse', 'HEAD').strip()
+    if not (work / '.git').exists():
+        kgit.git(tree, 'worktree', 'prune')
+        kgit.git(tree, 'worktree', 'add', '--detach', str(work), head)
+    kgit.git(work, 'checkout', '-q', '--detach', '--force', head)
+    kgit.git(work, 'reset', '-q', '--hard', head)
+    diff = kernel_diff(kernel)
+    proc = subprocess.run(['git', 'apply', str(diff)], cwd=work, text=True,
+                          env=kgit.git_env(), capture_output=True)
+    if proc.returncode != 0:
+        raise ToolError(f'{diff} does not apply to the prepared tree '
+                        f'({head[:12]}): {proc.stderr.strip()}', cli.EXIT_ENV)
+    return work
+
+
+def kernel_dir(kernel: str = 'branch') -> Path:
     """The guest's kernel as tools/e2e build left it: a copy of the build's
     bzImage and .config, which later builds of the directory do not touch."""
-    return e2e_dir() / 'kernel'
+    return e2e_dir() / ('kernel' if kernel == 'branch' else f'kernel-{kernel}')
 
 
-def kernel_path() -> Path:
-    return kernel_dir() / 'bzImage'
+def kernel_path(kernel: str = 'branch') -> Path:
+    return kernel_dir(kernel) / 'bzImage'
 
 
 GUEST_CONFIG = paths.REPO / 'e2e' / 'guest.config'
@@ -139,13 +176,13 @@ def lock_guest(who: str) -> None:
     kunitpy.hold_build(e2e_dir(), who, 'point RECLAIM_CACHE elsewhere')
 
 
-def stale_kernel() -> str | None:
+def stale_kernel(kernel: str = 'branch') -> str | None:
     """Why the guest's copy of the kernel is not the build directory's
     latest bzImage, or None: the copy's stamp records the size and mtime of
     the bzImage it was made from."""
-    image = build_dir() / 'arch/x86/boot/bzImage'
+    image = build_dir(kernel) / 'arch/x86/boot/bzImage'
     try:
-        stamp = (kernel_dir() / 'source').read_text().strip()
+        stamp = (kernel_dir(kernel) / 'source').read_text().strip()
         st = image.stat()
     except OSError:
         return None
@@ -161,8 +198,8 @@ def missing_options(config: str) -> list[str]:
     return [o for o in guest_options() if o not in have]
 
 
-def install_kernel(build: Path) -> Path:
-    """Copies @build's bzImage and .config to kernel_dir(), after checking
+def install_kernel(build: Path, kernel: str = 'branch') -> Path:
+    """Copies @build's bzImage and .config to kernel_dir(@kernel), after checking
     that the .config has every option of e2e/guest.config (else ToolError,
     exit 3); returns the copied bzImage."""
     config = build / '.config'
@@ -177,7 +214,7 @@ def install_kernel(build: Path) -> Path:
                         f'(e2e/guest.config): {", ".join(missing)}', cli.EXIT_ENV)
     if not image.is_file():
         raise ToolError(f'no kernel at {image}', cli.EXIT_ENV)
-    out = kernel_dir()
+    out = kernel_dir(kernel)
     out.mkdir(parents=True, exist_ok=True)
     st = image.stat()
     copies = [(image, 'bzImage'), (config, 'config')]
@@ -461,6 +498,20 @@ class BlockedTask:
 
 
 @dataclass
+class NfsdThread:
+    """An nfsd thread as the guest saw it after a hang: "E2E: nfsd_thread
+    PID STATE FRAME..." (its /proc/PID/stat state and /proc/PID/stack)."""
+    pid: str
+    state: str
+    stack: list[str]
+
+    @property
+    def release_wait(self) -> bool:
+        """Asleep in reclaim's release of an NFS folio."""
+        return 'nfs_release_folio' in self.stack
+
+
+@dataclass
 class Console:
     """What one boot's console says (parse_console()): the guest's E2E
     lines and the kernel's reports."""
@@ -489,6 +540,8 @@ class Console:
     reports: list[str] = field(default_factory=list)
     # sysrq-w's dump; None if the console has none
     blocked_tasks: list[BlockedTask] | None = None
+    # nfsd's threads, printed when the writers hung
+    nfsd_threads: list[NfsdThread] = field(default_factory=list)
     # every other "E2E: KEY TEXT" line: KEY -> TEXT (params, reclaim,
     # reclaim_seconds, stall_state...)
     values: dict[str, str] = field(default_factory=dict)
@@ -566,6 +619,9 @@ def parse_console(text: str) -> Console:
                                     r.vmstat_after if key == 'vmstat_after' else
                                     r.memcg)
                         counters[f[0]] = int(f[1])
+                elif key == 'nfsd_thread':
+                    f = rest.split()     # fewer than 2 words: malformed
+                    r.nfsd_threads.append(NfsdThread(f[0], f[1], f[2:]))
                 elif key == 'budget_spent':
                     if rest.strip().isdigit():
                         r.budget_spent = int(rest)
@@ -944,6 +1000,155 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
     return checks
 
 
+def nfsd_reclaim(r: Console) -> dict[str, int | None]:
+    """What the guest counted of nfsd's reclaim (E2E: nfsd_reclaim): its
+    direct reclaims (mm_vmscan_direct_reclaim_begin), the NFS COMMITs it
+    sent (nfs_initiate_commit: only nfs_release_folio() sends one from
+    an nfsd thread, for an uncommitted folio reclaim met) and the events
+    lost to an overrun; None for a count the console lacks."""
+    f = _fields(r.values.get('nfsd_reclaim'))
+    return {k: int(f[k]) if f.get(k, '').isdigit() else None
+            for k in ('direct', 'commits_sent', 'overrun')}
+
+
+def cycle_unexpected_lockdep(policy: str, r: Console) -> list[LockdepReport]:
+    """The lockdep reports of a cycle boot of the branch that are not the
+    unbounded wait's on nfsd (nfsd_commit): none are expected."""
+    return [d for d in r.lockdep
+            if not (policy_bound(policy) is None and d.nfsd_commit)]
+
+
+def cycle_checks(kernel: str, policy: str, r: Console) -> list[Check]:
+    """The cycle scenario's checks of one boot: the branch must complete
+    with nfsd reclaiming and never waiting; the kernel before cce0be6eb497
+    must hang with an nfsd thread asleep in nfs_release_folio()."""
+    n = nfsd_reclaim(r)
+    params = _fields(r.values.get('params'))
+    checks: list[Check] = [
+        malformed_check(r),
+        primed_check(r),
+        ('one nfsd thread, the writers in the root cgroup (scenario cycle)',
+         params.get('threads') == '1' and r.values.get('scenario') == 'cycle',
+         f'params {r.values.get("params")!r}, scenario {r.values.get("scenario")!r}'),
+        ('nfsd reclaimed (direct reclaims by nfsd)', bool(n['direct']),
+         f'nfsd_reclaim {r.values.get("nfsd_reclaim")!r}'),
+        ('nfsd met uncommitted NFS folios in reclaim (COMMITs sent by nfsd)',
+         bool(n['commits_sent']),
+         f'nfsd_reclaim {r.values.get("nfsd_reclaim")!r}'),
+    ]
+    if kernel == 'branch':
+        by_nfsd = [w for w in real_waits(r) if w.task.startswith('nfsd')]
+        unexpected = cycle_unexpected_lockdep(policy, r)
+        left = {k: v for k, v in r.isolated.items() if v}
+        checks += [
+            ('the run completed', outcome(r) is Outcome.COMPLETED,
+             f'{outcome(r).value}: result {r.result} {r.errors}'),
+            ('no release wait by an nfsd thread', not by_nfsd,
+             f'{len(by_nfsd)} waits by nfsd: {shown(by_nfsd[:3])}'),
+            ('no hung-task report', r.hung_task_reports == 0,
+             f'{r.hung_task_reports} reports: {shown(r.hung_tasks[:3])}'),
+            ('no lockdep report (but the unbounded wait\'s on nfsd_commit)',
+             not unexpected, f'{shown(unexpected)}'),
+            ('every wait event reached the console (no trace-buffer overrun)',
+             *trace_ok(r)),
+            ('the data read back is the data written', r.data == 'ok',
+             f'data {r.data}'),
+            ('NR_ISOLATED_* back to 0 after the run', bool(r.isolated) and not left,
+             f'isolated {r.isolated}'),
+        ]
+    else:
+        in_dump = [t for t in r.blocked_tasks or [] if t.task == 'nfsd']
+        checks += [
+            ('the writers hung', r.result == 'hung', f'result {r.result}'),
+            ('an nfsd thread sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
+             any(t.state == 'D' and t.release_wait for t in r.nfsd_threads),
+             f'nfsd threads {shown(r.nfsd_threads)}'),
+            ('the blocked-task dump (sysrq-w) shows nfsd in nfs_release_folio()',
+             any(t.release_wait for t in in_dump),
+             f'nfsd in the dump {shown(in_dump)}'),
+            ('lockdep reports a wait on nfsd (nfsd_commit)',
+             any(d.nfsd_commit for d in r.lockdep), f'{shown(r.lockdep)}'),
+        ]
+    return checks
+
+
+@dataclass
+class CycleSummary:
+    """A kernel's and policy's boots of the cycle scenario: a row of the
+    table, an entry of summary.json (whose keys are these fields)."""
+    kernel: str
+    policy: str
+    params: list[str]
+    runs: int
+    checks_passed: int                      # boots that passed every check
+    checks: list[list['CheckResult']]       # per boot
+    outcomes: dict[str, int]                # Outcome value -> boots
+    nfsd_direct: list[int | None]           # per boot
+    nfsd_commits_sent: list[int | None]     # per boot
+    nfsd_in_release_wait: int               # boots with nfsd asleep there
+    waits: int
+    waits_by_nfsd: int
+    wait_max_ms: float | None
+    lockdep_reports: int
+    lockdep_nfsd_commit: int
+    hung_task_reports: int
+    throughput_mb_s: float | None           # the median over completed boots
+    data_ok: int
+
+
+def summarize_cycle(kernel: str, policy: str, runs: list[Console]) -> CycleSummary:
+    waits = [w for r in runs for w in real_waits(r)]
+    waited_ms = sorted(w.waited_us / 1000 for w in waits)
+    checks = [cycle_checks(kernel, policy, r) for r in runs]
+    done = [r for r in runs if r.result == 'completed']
+    tput = [(console_mb(r) or 0) / r.write_seconds
+            for r in done if r.write_seconds and console_mb(r)]
+    return CycleSummary(
+        kernel=kernel,
+        policy=policy,
+        params=policy_params(policy),
+        runs=len(runs),
+        checks_passed=sum(all(ok for _, ok, _ in c) for c in checks),
+        checks=[[CheckResult(check=what, ok=ok, detail='' if ok else detail)
+                 for what, ok, detail in c] for c in checks],
+        outcomes={o.value: sum(outcome(r) is o for r in runs) for o in Outcome},
+        nfsd_direct=[nfsd_reclaim(r)['direct'] for r in runs],
+        nfsd_commits_sent=[nfsd_reclaim(r)['commits_sent'] for r in runs],
+        nfsd_in_release_wait=sum(any(t.release_wait for t in r.nfsd_threads)
+                                 for r in runs),
+        waits=len(waits),
+        waits_by_nfsd=sum(w.task.startswith('nfsd') for w in waits),
+        wait_max_ms=waited_ms[-1] if waited_ms else None,
+        lockdep_reports=sum(len(r.lockdep) for r in runs),
+        lockdep_nfsd_commit=sum(sum(d.nfsd_commit for d in r.lockdep)
+                                for r in runs),
+        hung_task_reports=sum(r.hung_task_reports for r in runs),
+        throughput_mb_s=statistics.median(tput) if tput else None,
+        data_ok=sum(r.data == 'ok' for r in runs),
+    )
+
+
+def table_cycle(summaries: list[CycleSummary]) -> str:
+    head = ('| kernel | policy | runs | all checks | completed / hung | '
+            'nfsd direct reclaims | COMMITs sent by nfsd | '
+            'nfsd asleep in nfs_release_folio() | release waits (by nfsd) | '
+            'max wait ms | lockdep reports (nfsd_commit) | '
+            'hung-task reports | writers MB/s | data ok |')
+    rows = [head, '|' + '---|' * 14]
+    for s in summaries:
+        o = s.outcomes
+        rows.append(
+            f"| {s.kernel} | {s.policy} | {s.runs} | {s.checks_passed}/{s.runs} | "
+            f"{o['completed']} / {o['hung']} | "
+            f"{'/'.join('-' if v is None else str(v) for v in s.nfsd_direct)} | "
+            f"{'/'.join('-' if v is None else str(v) for v in s.nfsd_commits_sent)} | "
+            f"{s.nfsd_in_release_wait} | {s.waits} ({s.waits_by_nfsd}) | "
+            f"{_fmt(s.wait_max_ms)} | {s.lockdep_reports} "
+            f"({s.lockdep_nfsd_commit}) | {s.hung_task_reports} | "
+            f"{_fmt(s.throughput_mb_s, '.2f')} | {s.data_ok}/{o['completed']} |")
+    return '\n'.join(rows)
+
+
 class CheckResult(TypedDict):
     """A check of a boot in summary.json; its detail only if it failed."""
     check: str
@@ -1036,7 +1241,8 @@ def read_runs(results: Path, policy: str) -> list[Console]:
     return runs
 
 
-def write_results(results: Path, summaries: Sequence[Summary | StallSummary],
+def write_results(results: Path,
+                  summaries: Sequence[Summary | StallSummary | CycleSummary],
                   md: str) -> None:
     results.mkdir(parents=True, exist_ok=True)
     (results / 'summary.json').write_text(

@@ -542,6 +542,106 @@ class StallTest(unittest.TestCase):
         self.assertNotIn('ramdisk_size', ' '.join(cmd))
 
 
+def cycle_console(name):
+    """A console of a real boot of the cycle scenario (tools/e2e run
+    --scenario cycle), kept as it was captured: cycle-branch-bounded.log
+    of the branch, cycle-pre.log of the kernel before cce0be6eb497."""
+    return (DATA / f'cycle-{name}.log').read_text(errors='replace')
+
+
+class CycleTest(unittest.TestCase):
+
+    PRE = 'pre-cce0be6eb497'
+
+    def failed(self, kernel, policy, console):
+        r = harness.parse_console(console)
+        return [what for what, ok, _ in harness.cycle_checks(kernel, policy, r) if not ok]
+
+    def test_real_consoles_pass_their_kernel(self):
+        for kernel, policy, name, n in (('branch', 'bounded', 'branch-bounded', 12),
+                                        (self.PRE, 'none', 'pre', 9)):
+            with self.subTest(kernel=kernel):
+                r = harness.parse_console(cycle_console(name))
+                self.assertEqual(len(harness.cycle_checks(kernel, policy, r)), n)
+                self.assertEqual(self.failed(kernel, policy, cycle_console(name)), [])
+
+    def test_real_consoles_fail_the_other_kernel(self):
+        failed = self.failed('branch', 'bounded', cycle_console('pre'))
+        for what in ('the run completed', 'no hung-task report',
+                     'the data read back is the data written'):
+            self.assertIn(what, failed)
+        # its lockdep report names nfsd_commit: expected only unbounded
+        self.assertIn("no lockdep report (but the unbounded wait's on nfsd_commit)",
+                      failed)
+        self.assertNotIn("no lockdep report (but the unbounded wait's on nfsd_commit)",
+                         self.failed('branch', 'unbounded', cycle_console('pre')))
+        self.assertEqual(self.failed(self.PRE, 'none', cycle_console('branch-bounded')),
+                         ['the writers hung',
+                          'an nfsd thread sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
+                          'the blocked-task dump (sysrq-w) shows nfsd in nfs_release_folio()',
+                          'lockdep reports a wait on nfsd (nfsd_commit)'])
+
+    def test_nfsd_must_have_reclaimed_and_met_uncommitted_folios(self):
+        reclaimed = 'nfsd reclaimed (direct reclaims by nfsd)'
+        met = 'nfsd met uncommitted NFS folios in reclaim (COMMITs sent by nfsd)'
+        for kernel, policy, name in (('branch', 'bounded', 'branch-bounded'),
+                                     (self.PRE, 'none', 'pre')):
+            console = cycle_console(name)
+            line = next(x for x in console.splitlines()
+                        if x.startswith('E2E: nfsd_reclaim '))
+            for instead, want in (('', [reclaimed, met]),
+                                  ('E2E: nfsd_reclaim direct=0 commits_sent=0 overrun=0',
+                                   [reclaimed, met]),
+                                  ('E2E: nfsd_reclaim direct=5 commits_sent=0 overrun=0',
+                                   [met])):
+                with self.subTest(kernel=kernel, instead=instead):
+                    self.assertEqual(self.failed(kernel, policy,
+                                                 console.replace(line, instead)), want)
+
+    def test_the_scenario_and_one_thread(self):
+        console = cycle_console('branch-bounded')
+        what = 'one nfsd thread, the writers in the root cgroup (scenario cycle)'
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            'E2E: scenario cycle', 'E2E: scenario pressure')), [what])
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            'threads=1', 'threads=4')), [what])
+
+    def test_a_wait_by_nfsd_fails_the_branch(self):
+        console = cycle_console('branch-bounded')
+        at = 'E2E: budget_spent '
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            at, 'E2E: wait 100 1000 committed nfsd\n' + at, 1)),
+            ['no release wait by an nfsd thread'])
+
+    def test_the_pre_kernel_needs_nfsd_asleep_in_the_release(self):
+        console = cycle_console('pre')
+        line = next(x for x in console.splitlines() if x.startswith('E2E: nfsd_thread '))
+        stack = 'an nfsd thread sleeps (D) in nfs_release_folio() (/proc/PID/stack)'
+        self.assertEqual(self.failed(self.PRE, 'none', console.replace(line, '')), [stack])
+        self.assertEqual(self.failed(self.PRE, 'none', console.replace(
+            line, line.replace(' D ', ' S ', 1))), [stack])
+        self.assertEqual(self.failed(self.PRE, 'none', console.replace(
+            line, line.replace('nfs_release_folio', 'nfs_file_write'))), [stack])
+        t = harness.parse_console(console).nfsd_threads
+        self.assertEqual(len(t), 1)
+        self.assertEqual(t[0].state, 'D')
+        self.assertTrue(t[0].release_wait)
+        bad = harness.parse_console(console.replace(line, 'E2E: nfsd_thread 70'))
+        self.assertEqual(bad.nfsd_threads, [])
+        self.assertEqual(bad.malformed, ['E2E: nfsd_thread 70'])
+
+    def test_table(self):
+        summaries = [harness.summarize_cycle('branch', 'bounded',
+                                             [harness.parse_console(cycle_console('branch-bounded'))]),
+                     harness.summarize_cycle(self.PRE, 'none',
+                                             [harness.parse_console(cycle_console('pre'))])]
+        md = harness.table_cycle(summaries).splitlines()
+        self.assertEqual(len(md), 4)
+        self.assertTrue(md[2].startswith('| branch | bounded | 1 | 1/1 | 1 / 0 |'), md[2])
+        self.assertTrue(md[3].startswith(f'| {self.PRE} | none | 1 | 1/1 | 0 / 1 | 33 | 1 | 1 |'),
+                        md[3])
+
+
 class ResultFilesTest(unittest.TestCase):
     """summary.json and table.md are written byte for byte as before the
     records became dataclasses (data/e2e-*: written by the dicts' code)."""
@@ -597,6 +697,11 @@ class RefusalTest(ScratchRepo):
                          env={'PATH': f'{bindir}:{os.environ["PATH"]}'})
         self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn('run tools/e2e build', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--scenario', 'cycle', '--kernel',
+                         'pre-cce0be6eb497',
+                         env={'PATH': f'{bindir}:{os.environ["PATH"]}'})
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('run tools/e2e build --kernel pre-cce0be6eb497', proc.stderr)
 
     def test_package_apt_cannot_fetch_is_named(self):
         bindir = self.fake_bin('apt-get', 'echo "E: Unable to locate package $2" >&2; exit 100\n')
@@ -619,6 +724,11 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'run', '--scenario', 'stall', '--mb', '64')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn('--scenario stall takes --mb up to 32', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--kernel', 'pre-cce0be6eb497')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('--kernel pre-cce0be6eb497 runs the cycle scenario only', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--kernel', 'v6.11')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
 
     def test_each_sub_command_takes_only_its_own_options(self):
         cases: list[list[str]] = [
@@ -662,6 +772,11 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'report', '--scenario', 'stall', '--mb', '16')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn('report --scenario stall takes no --mb', proc.stderr)
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'cycle', '--mb', '16')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'cycle')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('run tools/e2e run --scenario cycle first', proc.stderr)
         proc = self.tool('tools/e2e', 'report', '--mb', '0')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         proc = self.tool('tools/e2e', 'report', '--mb', '64', '--policy', 'none')
