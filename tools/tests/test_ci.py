@@ -83,13 +83,15 @@ class CountTest(Isolated):
         self.assertEqual([name for name, _ in ran],
                          ['setup', 'prepare', 'tools', 'lint', 'kunit default',
                           'e2e build', 'check-series', 'check-series w1',
-                          'e2e short', 'e2e stall'])
+                          'e2e short', 'e2e stall', 'e2e cycle'])
         cmds = dict(ran)
         self.assertEqual(cmds['lint'], ['tools/lint'])
         self.assertEqual(cmds['kunit default'], ['tools/run-suites'])
         self.assertEqual(cmds['check-series'], ['tools/check-series'])
         self.assertEqual(cmds['check-series w1'], ['tools/check-series', 'w1'])
         self.assertEqual(cmds['e2e build'], ['tools/e2e', 'build', '--no-setup'])
+        self.assertEqual(cmds['e2e cycle'], ['tools/e2e', 'run', '--scenario', 'cycle',
+                                             '--policy', 'bounded', '--runs', '1'])
 
     def test_full_adds_the_variants_bisect_and_mutants(self):
         ran = []
@@ -129,7 +131,7 @@ class CountTest(Isolated):
         ran, out = self.run_failing({'prepare'})
         self.assertEqual(ran, ['setup', 'prepare', 'tools', 'lint'])
         for name in ('kunit default', 'check-series', 'check-series w1',
-                     'e2e build', 'e2e short', 'e2e stall'):
+                     'e2e build', 'e2e short', 'e2e stall', 'e2e cycle'):
             self.assertIn(f'{name:<16} not run: prepare failed', out)
         self.assertIn('==== kunit default: not run (prepare failed)', out)
         self.assertEqual(out.strip().splitlines()[-1],
@@ -144,12 +146,14 @@ class CountTest(Isolated):
         ran, out = self.run_failing({'e2e build'}, '--full')
         self.assertNotIn('e2e short', ran)
         self.assertNotIn('e2e stall', ran)
+        self.assertNotIn('e2e cycle', ran)
         self.assertIn('e2e stall        not run: e2e build failed', out)
+        self.assertIn('e2e cycle        not run: e2e build failed', out)
         self.assertEqual(ran[-2:], ['bisect', 'mutants'])
 
     def test_a_failed_check_stops_nothing(self):
         ran, _ = self.run_failing({'tools', 'kunit default'})
-        self.assertEqual(len(ran), 10)
+        self.assertEqual(len(ran), 11)
 
     def test_full_refuses_a_variant_named_as_a_tools_directory(self):
         import contextlib
