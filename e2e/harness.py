@@ -423,8 +423,9 @@ def qemu_command(kernel: Path | str, initramfs: Path | str, policy: str,
               'kunit.enable=0', 'sysctl.kernel.hung_task_timeout_secs=20',
               # nfsd serves the mount's I/O and COMMITs, not LOCALIO
               # (which the suites' kernel builds in: nfslocaliod would
-              # commit, and nfsd's lockdep model would see nothing)
-              'nfs.localio_enabled=0',
+              # commit, and nfsd's lockdep model would see nothing),
+              # unless the boot is LOCALIO's (the stall, --localio)
+              f'nfs.localio_enabled={1 if params.get("localio") else 0}',
               # e2e/init writes its results to /dev/kmsg, unthrottled
               'printk.devkmsg=on',
               *policy_params(policy),
@@ -865,18 +866,28 @@ def _percentile(values: list[float], q: float) -> float | None:
 STALL_P90_SLACK_MS = 25
 
 
+def stall_localio(r: Console) -> bool:
+    """Whether @r is a boot of the stall with LOCALIO on (its E2E: params
+    line says localio=1)."""
+    return _fields(r.values.get('params')).get('localio') == '1'
+
+
 def stall_unexpected_reports(policy: str, r: Console) -> list[str]:
     """The kernel reports of a stall boot that the scenario does not expect:
-    it expects nfsd's hung-task reports (its fsync waits for the suspended
-    device), and with no bound lockdep's report of the wait on nfsd."""
+    it expects the hung-task reports of the task whose fsync waits for the
+    suspended device (nfsd; with LOCALIO an nfslocaliod worker, a
+    kworker), and with no bound, unless LOCALIO serves the COMMIT, lockdep's
+    report of the wait on nfsd."""
+    localio = stall_localio(r)
     out = []
     for line in r.reports:
         if line.endswith('Call Trace:'):
             continue        # the stack of a report, judged by its header
         m = HUNG_TASK_RE.search(line)
-        if m and m.group(1) == 'nfsd':
+        if m and (m.group(1) == 'nfsd'
+                  or localio and m.group(1).startswith('kworker/')):
             continue
-        if policy_bound(policy) is None and LOCKDEP_RE.search(line):
+        if policy_bound(policy) is None and not localio and LOCKDEP_RE.search(line):
             continue
         out.append(line)
     return out
@@ -915,6 +926,8 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
     mb = int(_fields(v.get('params')).get('mb', '0') or 0)
     reclaim_s = _float(v.get('reclaim_seconds'))
     unexpected = stall_unexpected_reports(policy, r)
+    localio = stall_localio(r)
+    local = _fields(v.get('localio'))
     checks: list[Check] = [
         malformed_check(r),
         primed_check(r),
@@ -922,7 +935,9 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
          r.ended and not r.panic and not r.oom and not r.qemu_timed_out,
          f'ended {r.ended}, panic {r.panic}, oom {r.oom}, '
          f'qemu timed out {r.qemu_timed_out} {r.errors}'),
-        ('no kernel report but nfsd\'s hung task (and lockdep\'s, unbounded)',
+        ('no kernel report but nfsd\'s hung task (and lockdep\'s, unbounded)'
+         if not localio else
+         'no kernel report but the hung task of nfsd or an nfslocaliod worker',
          not unexpected, f'{unexpected[:3]}'),
         ('every wait event reached the console (no trace-buffer overrun)',
          *trace_ok(r)),
@@ -934,6 +949,11 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
          int(commits.get('sent', 0)) > int(commits.get('done', 0)),
          f'commits {v.get("commits_before_reclaim")!r}'),
     ]
+    if localio:
+        checks.append(
+            ('LOCALIO served the mount (nfs:nfs_local_enable, localio_enabled Y)',
+             local.get('enabled', '0').isdigit() and int(local['enabled']) > 0
+             and local.get('param') == 'Y', f'localio {v.get("localio")!r}'))
     if bound is None:
         in_dump = [t for t in r.blocked_tasks or []
                    if t.pid == v.get('reclaimer_pid')]
@@ -955,7 +975,10 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
              any(w.result == 'killed' and w.budget_ms == -1 for w in waits),
              f'waits {shown(waits[:3])}'),
             ('lockdep reports the wait on nfsd (nfsd_commit)',
-             any(d.nfsd_commit for d in r.lockdep), f'{shown(r.lockdep)}'),
+             any(d.nfsd_commit for d in r.lockdep), f'{shown(r.lockdep)}')
+            if not localio else
+            ('no lockdep report (a wait for LOCALIO\'s COMMIT is not shown to lockdep)',
+             not r.lockdep, f'{shown(r.lockdep)}'),
         ]
     else:
         budget_s = bound / 1000

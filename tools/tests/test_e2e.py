@@ -100,8 +100,10 @@ class CheckShortTest(unittest.TestCase):
             tool.check_run_args(args)
             out = io.StringIO()
             console = GOOD.replace('E2E: data ok\n', 'E2E: data\nE2E: data ok\n')
+            # a cache of its own: the machine's may be in use by a real run
             with mock.patch.dict(os.environ, {'RECLAIM_RESULTS': tmp,
-                                              'RECLAIM_BUILD_DIR': tmp}), \
+                                              'RECLAIM_BUILD_DIR': tmp,
+                                              'RECLAIM_CACHE': tmp}), \
                     mock.patch.object(tool.shutil, 'which', return_value='/bin/true'), \
                     mock.patch.object(harness, 'kernel_path', return_value=kernel), \
                     mock.patch.object(tool, 'initramfs_stale', return_value=False), \
