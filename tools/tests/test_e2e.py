@@ -551,6 +551,12 @@ def cycle_console(name):
     return (DATA / f'cycle-{name}.log').read_text(errors='replace')
 
 
+LOCKDEP_BRANCH = ("no lockdep report (but the unbounded wait's on nfsd_commit), "
+                  "lockdep on to the end (but after that report)")
+LOCKDEP_PRE = ("lockdep (the branch's model, which this kernel keeps) reports "
+               "a wait on nfsd (nfsd_commit)")
+
+
 class CycleTest(unittest.TestCase):
 
     PRE = 'pre-cce0be6eb497'
@@ -573,15 +579,15 @@ class CycleTest(unittest.TestCase):
                      'the data read back is the data written'):
             self.assertIn(what, failed)
         # its lockdep report names nfsd_commit: expected only unbounded
-        self.assertIn("no lockdep report (but the unbounded wait's on nfsd_commit)",
+        self.assertIn(LOCKDEP_BRANCH,
                       failed)
-        self.assertNotIn("no lockdep report (but the unbounded wait's on nfsd_commit)",
+        self.assertNotIn(LOCKDEP_BRANCH,
                          self.failed('branch', 'unbounded', cycle_console('pre')))
         self.assertEqual(self.failed(self.PRE, 'none', cycle_console('branch-bounded')),
                          ['the writers hung',
                           'an nfsd thread sleeps (D) in nfs_release_folio() (/proc/PID/stack)',
                           'the blocked-task dump (sysrq-w) shows nfsd in nfs_release_folio()',
-                          'lockdep reports a wait on nfsd (nfsd_commit)'])
+                          LOCKDEP_PRE])
 
     def test_nfsd_must_have_reclaimed_and_met_uncommitted_folios(self):
         reclaimed = 'nfsd reclaimed (direct reclaims by nfsd)'
@@ -631,6 +637,40 @@ class CycleTest(unittest.TestCase):
         bad = harness.parse_console(console.replace(line, 'E2E: nfsd_thread 70'))
         self.assertEqual(bad.nfsd_threads, [])
         self.assertEqual(bad.malformed, ['E2E: nfsd_thread 70'])
+
+    def test_lockdep_must_stay_on_and_the_counts_complete(self):
+        console = cycle_console('branch-bounded')
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            'E2E: lockdep_stats debug_locks 1', 'E2E: lockdep_stats debug_locks 0')),
+            [LOCKDEP_BRANCH])
+        line = next(x for x in console.splitlines() if x.startswith('E2E: nfsd_reclaim '))
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            line, line.replace('overrun=0', 'overrun=3'))),
+            ['nfsd reclaimed (direct reclaims by nfsd)'])
+
+    def test_isolated_pages_left_fail_the_branch(self):
+        console = cycle_console('branch-bounded')
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            'E2E: isolated all nr_isolated_file 0', 'E2E: isolated all nr_isolated_file 64')),
+            ['NR_ISOLATED_* back to 0 after the run'])
+
+    def test_the_dump_must_show_nfsd_not_just_the_writers(self):
+        # the writers (cat) are in nfs_release_folio() too: only nfsd counts
+        console = cycle_console('pre')
+        self.assertIn('task:cat ', console)
+        self.assertEqual(self.failed(self.PRE, 'none', console.replace(
+            'task:nfsd ', 'task:knfsd ')),
+            ['the blocked-task dump (sysrq-w) shows nfsd in nfs_release_folio()'])
+
+    def test_a_report_ends_the_blocked_task_dump(self):
+        console = cycle_console('pre')
+        at = console.index('sysrq: Show Blocked State')
+        end = console.index('\n', at)
+        hung = ('\nINFO: task sh:99 blocked for more than 20 seconds.\n'
+                'Call Trace:\n <TASK>\n schedule+0x1/0x2\n </TASK>')
+        r = harness.parse_console(console[:end] + hung + console[end:])
+        self.assertEqual(r.hung_task_reports,
+                         harness.parse_console(console).hung_task_reports + 1)
 
     def test_table(self):
         summaries = [harness.summarize_cycle('branch', 'bounded',
@@ -731,6 +771,19 @@ class RefusalTest(ScratchRepo):
         self.assertIn('--kernel pre-cce0be6eb497 runs the cycle scenario only', proc.stderr)
         proc = self.tool('tools/e2e', 'run', '--kernel', 'v6.11')
         self.assertEqual(proc.returncode, 2, proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--scenario', 'cycle', '--threads', '4')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('--scenario cycle runs one nfsd thread', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--scenario', 'cycle', '--kernel',
+                         'pre-cce0be6eb497', '--policy', 'bounded')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('its only policy is none', proc.stderr)
+        proc = self.tool('tools/e2e', 'build', '--as-is', '--kernel', 'pre-cce0be6eb497')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('no --as-is', proc.stderr)
+        proc = self.tool('tools/e2e', 'run', '--localio')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('--localio runs the stall scenario only', proc.stderr)
 
     def test_each_sub_command_takes_only_its_own_options(self):
         cases: list[list[str]] = [
@@ -839,6 +892,71 @@ class GuestKernelTest(ScratchRepo):
                 self.assertIn('in use by another tools/e2e', proc.stderr)
                 self.assertIn('point RECLAIM_CACHE elsewhere', proc.stderr)
         self.assertFalse(self.copy.exists())
+
+
+class RevertTreeTest(ScratchRepo):
+    """The worktree of a kernel other than the branch: e2e/<kernel>.diff
+    applied to the prepared tree's HEAD, made again when it is not a
+    worktree of the tree; what the copy was built from, recorded."""
+
+    KERNEL = 'pre-cce0be6eb497'
+    DIFF = ('--- a/mm/vmscan.c\n+++ b/mm/vmscan.c\n@@ -1,3 +1,3 @@\n'
+            ' line 1\n-{second}\n+/* taken back */\n line 3\n')
+
+    def setUp(self):
+        super().setUp()
+        self.prepared()
+        self.diff = self.repo / 'e2e' / f'{self.KERNEL}.diff'
+        self.diff.write_text(self.DIFF.replace('{second}', 'line 2'))
+        self.patch = mock.patch.multiple(harness, kernel_diff=lambda k: self.diff)
+        self.patch.start()
+        self.addCleanup(self.patch.stop)
+        self.env_patch = mock.patch.dict(os.environ, {
+            'RECLAIM_CACHE': str(self.tmp / 'cache'),
+            'RECLAIM_BUILD_DIR': str(self.tmp / 'build')})
+        self.env_patch.start()
+        self.addCleanup(self.env_patch.stop)
+
+    def test_made_applied_and_made_again(self):
+        work = harness.revert_tree(self.tree, self.KERNEL)
+        self.assertEqual(work, self.tmp / 'cache' / 'e2e' / f'{self.KERNEL}-tree')
+        self.assertIn('/* taken back */', (work / 'mm' / 'vmscan.c').read_text())
+        # the prepared tree itself is untouched
+        self.assertNotIn('taken back', (self.tree / 'mm' / 'vmscan.c').read_text())
+        # a second time: edits and stray files in it are gone, the diff once
+        (work / 'mm' / 'vmscan.c').write_text('edited\n')
+        (work / 'stray.c').write_text('x\n')
+        work = harness.revert_tree(self.tree, self.KERNEL)
+        self.assertEqual((work / 'mm' / 'vmscan.c').read_text().count('taken back'), 1)
+        self.assertFalse((work / 'stray.c').exists())
+        # a directory that is not a worktree of the tree is made again
+        shutil.rmtree(work)
+        work.mkdir(parents=True)
+        (work / 'left.txt').write_text('x\n')
+        work = harness.revert_tree(self.tree, self.KERNEL)
+        self.assertFalse((work / 'left.txt').exists())
+        self.assertIn('/* taken back */', (work / 'mm' / 'vmscan.c').read_text())
+
+    def test_a_diff_that_does_not_apply_is_refused(self):
+        self.diff.write_text(self.DIFF.replace('{second}', 'no such line'))
+        with self.assertRaises(harness.ToolError) as cm:
+            harness.revert_tree(self.tree, self.KERNEL)
+        self.assertEqual(cm.exception.code, 3)
+        self.assertIn('does not apply to the prepared tree', str(cm.exception))
+
+    def test_the_copy_records_what_it_was_built_from(self):
+        build = self.tmp / 'build' / f'e2e-{self.KERNEL}'
+        (build / 'arch/x86/boot').mkdir(parents=True)
+        (build / 'arch/x86/boot/bzImage').write_bytes(b'kernel')
+        (build / '.config').write_text('\n'.join(harness.guest_options()) + '\n')
+        revision = harness.kernel_revision(self.tree, self.KERNEL)
+        harness.install_kernel(build, self.KERNEL, revision)
+        self.assertEqual(harness.kernel_dir(self.KERNEL),
+                         self.tmp / 'cache' / 'e2e' / f'kernel-{self.KERNEL}')
+        self.assertIsNone(harness.stale_revision(self.tree, self.KERNEL))
+        self.diff.write_text(self.diff.read_text() + '\n')
+        self.assertIn(f'run tools/e2e build --kernel {self.KERNEL}',
+                      harness.stale_revision(self.tree, self.KERNEL) or '')
 
 
 class LayoutTest(unittest.TestCase):
