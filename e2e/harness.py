@@ -1099,12 +1099,19 @@ def cycle_unexpected_lockdep(policy: str, r: Console) -> list[LockdepReport]:
 
 
 # A check of a cycle boot: ok None is a check skipped, because the boot
-# did not exercise the cycle (cycle_exercised()).
+# did not exercise the cycle (cycle_exercised(), itself a check that fails).
 CycleCheck = tuple[str, bool | None, str]
 
 CYCLE_EXERCISED = ('the cycle was exercised: nfsd, in reclaim, met a folio whose '
                    'request awaits a COMMIT (nfsd sent a COMMIT from reclaim, or '
                    'sleeps in nfs_release_folio())')
+
+
+# After drop_caches, the folios awaiting a COMMIT (NFS counts them in
+# NR_WRITEBACK) must be nearly all that was uncommitted (90%) and nearly
+# all the file pages (within 1 MiB).
+CYCLE_SETUP = ('setup: before the bulk write the file pages were folios awaiting '
+               'a COMMIT (Writeback:, 90% of them kept, other file pages < 1 MiB)')
 
 
 def cycle_exercised(r: Console) -> bool:
@@ -1119,13 +1126,15 @@ def cycle_exercised(r: Console) -> bool:
 def cycle_checks(kernel: str, policy: str, r: Console) -> list[CycleCheck]:
     """The cycle scenario's checks of one boot: the branch must complete
     with nfsd reclaiming and never waiting; the kernel before cce0be6eb497
-    must hang with an nfsd thread asleep in nfs_release_folio().  Whether
-    nfsd met such a folio at all is up to the boot (cycle_exercised()):
-    when it did not, that check and the other kernel's hang checks are
-    skipped (ok None); the branch's others still apply."""
+    must hang with an nfsd thread asleep in nfs_release_folio().  That
+    nfsd met such a folio (cycle_exercised()) is checked in every boot; when
+    it did not, the hang checks of the kernel before cce0be6eb497, which
+    need it, are skipped (ok None) rather than failed four times more."""
     n = nfsd_reclaim(r)
     params = _fields(r.values.get('params'))
     exercised = cycle_exercised(r)
+    state = _fields(r.values.get('cycle_state'))
+    uncommitted = state.get('uncommitted_kb', '')
     checks: list[CycleCheck] = [
         malformed_check(r),
         primed_check(r),
@@ -1135,7 +1144,13 @@ def cycle_checks(kernel: str, policy: str, r: Console) -> list[CycleCheck]:
         ('nfsd reclaimed (direct or node reclaims by nfsd)',
          bool(n['direct'] or n['node']) and n['overrun'] == 0,
          f'nfsd_reclaim {r.values.get("nfsd_reclaim")!r}'),
-        (CYCLE_EXERCISED, True if exercised else None,
+        (CYCLE_SETUP,
+         all(state.get(k, '').isdigit() for k in ('uncommitted_kb', 'left_kb', 'file_kb'))
+         and int(uncommitted) > 0
+         and int(state['left_kb']) * 10 >= int(uncommitted) * 9
+         and int(state['file_kb']) - int(state['left_kb']) <= 1024,
+         f'cycle_state {r.values.get("cycle_state")!r}'),
+        (CYCLE_EXERCISED, exercised,
          f'nfsd_reclaim {r.values.get("nfsd_reclaim")!r}, '
          f'nfsd threads {shown(r.nfsd_threads)}'),
     ]
@@ -1144,8 +1159,10 @@ def cycle_checks(kernel: str, policy: str, r: Console) -> list[CycleCheck]:
         unexpected = cycle_unexpected_lockdep(policy, r)
         left = {k: v for k, v in r.isolated.items() if v}
         checks += [
-            ('the run completed', outcome(r) is Outcome.COMPLETED,
-             f'{outcome(r).value}: result {r.result} {r.errors}'),
+            ('the run completed (the bulk write too)',
+             outcome(r) is Outcome.COMPLETED and r.values.get('bulk_rc') == '0',
+             f'{outcome(r).value}: result {r.result}, bulk_rc '
+             f'{r.values.get("bulk_rc")} {r.errors}'),
             ('no release wait by an nfsd thread', not by_nfsd,
              f'{len(by_nfsd)} waits by nfsd: {shown(by_nfsd[:3])}'),
             ('no hung-task report', r.hung_task_reports == 0,

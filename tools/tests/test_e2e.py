@@ -572,8 +572,8 @@ class CycleTest(unittest.TestCase):
                 if ok is None]
 
     def test_real_consoles_pass_their_kernel(self):
-        for kernel, policy, name, n in (('branch', 'bounded', 'branch-bounded', 12),
-                                        (self.PRE, 'none', 'pre', 9)):
+        for kernel, policy, name, n in (('branch', 'bounded', 'branch-bounded', 13),
+                                        (self.PRE, 'none', 'pre', 10)):
             with self.subTest(kernel=kernel):
                 r = harness.parse_console(cycle_console(name))
                 self.assertEqual(len(harness.cycle_checks(kernel, policy, r)), n)
@@ -581,7 +581,7 @@ class CycleTest(unittest.TestCase):
 
     def test_real_consoles_fail_the_other_kernel(self):
         failed = self.failed('branch', 'bounded', cycle_console('pre'))
-        for what in ('the run completed', 'no hung-task report',
+        for what in ('the run completed (the bulk write too)', 'no hung-task report',
                      'the data read back is the data written'):
             self.assertIn(what, failed)
         # its lockdep report names nfsd_commit: expected only unbounded
@@ -607,20 +607,18 @@ class CycleTest(unittest.TestCase):
                     self.assertIn(reclaimed, self.failed(kernel, policy,
                                                          console.replace(line, instead)))
 
-    def test_a_boot_that_did_not_meet_the_cycle_is_skipped_not_passed(self):
-        # the branch: no COMMIT sent by nfsd, so the cycle was not met;
-        # its own checks still apply
+    def test_a_boot_that_did_not_meet_the_cycle_fails(self):
+        # the branch: no COMMIT sent by nfsd, so the cycle was not met
         console = cycle_console('branch-bounded')
         line = next(x for x in console.splitlines() if x.startswith('E2E: nfsd_reclaim '))
         unmet = console.replace(line, 'E2E: nfsd_reclaim direct=40 commits_sent=0 overrun=0')
-        self.assertEqual(self.failed('branch', 'bounded', unmet), [])
-        self.assertEqual(self.skipped('branch', 'bounded', unmet),
+        self.assertEqual(self.failed('branch', 'bounded', unmet),
                          [harness.CYCLE_EXERCISED])
         self.assertEqual(self.skipped('branch', 'bounded', console), [])
-        # judged as the kernel before cce0be6eb497 it did not hang, but it
-        # is no evidence either way: the hang's checks are skipped
-        self.assertEqual(len(self.skipped(self.PRE, 'none', unmet)), 5)
-        self.assertEqual(self.failed(self.PRE, 'none', unmet), [])
+        # judged as the kernel before cce0be6eb497: that fails, and the
+        # hang's checks, which need the cycle, are skipped
+        self.assertEqual(len(self.skipped(self.PRE, 'none', unmet)), 4)
+        self.assertEqual(self.failed(self.PRE, 'none', unmet), [harness.CYCLE_EXERCISED])
         # a hang with no COMMIT sent (the folio's COMMIT was in flight) is
         # met all the same: nfsd sleeps in nfs_release_folio()
         pre = cycle_console('pre')
@@ -670,6 +668,21 @@ class CycleTest(unittest.TestCase):
         self.assertEqual(self.failed('branch', 'bounded', console.replace(
             line, line.replace('overrun=0', 'overrun=3'))),
             ['nfsd reclaimed (direct or node reclaims by nfsd)'])
+
+    def test_the_setup_and_the_bulk_write_are_checked(self):
+        console = cycle_console('branch-bounded')
+        line = next(x for x in console.splitlines() if x.startswith('E2E: cycle_state '))
+        setup = harness.CYCLE_SETUP
+        for field, instead in (('uncommitted_kb=', 'uncommitted_kb=0 '),
+                               ('left_kb=', 'left_kb=1 '),
+                               ('file_kb=', 'file_kb=90000 ')):
+            at = line.index(field)
+            bad = line[:at] + instead + line[line.index(' ', at) + 1:]
+            with self.subTest(field=field):
+                self.assertEqual(self.failed('branch', 'bounded', console.replace(line, bad)),
+                                 [setup])
+        self.assertEqual(self.failed('branch', 'bounded', console.replace(
+            'E2E: bulk_rc 0', 'E2E: bulk_rc 1')), ['the run completed (the bulk write too)'])
 
     def test_isolated_pages_left_fail_the_branch(self):
         console = cycle_console('branch-bounded')
