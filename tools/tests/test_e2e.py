@@ -460,6 +460,30 @@ class StallTest(unittest.TestCase):
                 what = "no kernel report but nfsd's hung task (and lockdep's, unbounded)"
                 self.assertEqual(what in failed, bad, failed)
 
+    def test_localio(self):
+        # a real boot with LOCALIO serving the mount (--localio), unbounded
+        console = (DATA / 'stall-localio-unbounded.log').read_text(errors='replace')
+        self.assertEqual(self.failed('unbounded', console), [])
+        localio = ('LOCALIO served the mount: nfs:nfs_local_enable, localio_enabled Y, '
+                   'no COMMIT completed by nfsd')
+        line = next(x for x in console.splitlines() if x.startswith('E2E: localio '))
+        self.assertEqual(self.failed('unbounded', console.replace(
+            line, line.replace('nfsd_commits=0', 'nfsd_commits=1'))), [localio])
+        self.assertEqual(self.failed('unbounded', console.replace(
+            line, line.replace('enabled=1', 'enabled=0'))), [localio])
+        # the same console taken for nfsd's: its kworker's hung task and the
+        # missing lockdep report fail it
+        params = next(x for x in console.splitlines() if x.startswith('E2E: params '))
+        as_nfsd = self.failed('unbounded', console.replace(
+            params, params.replace('localio=1', 'localio=0')))
+        self.assertIn('lockdep reports the wait on nfsd (nfsd_commit)', as_nfsd)
+        self.assertIn("no kernel report but nfsd's hung task (and lockdep's, unbounded)",
+                      as_nfsd)
+        # a worker's hung task outside LOCALIO's I/O is not expected
+        self.assertEqual(self.failed('unbounded', console.replace(
+            'nfs_local_', 'other_')),
+            ["no kernel report but an nfslocaliod worker's hung task in LOCALIO's I/O"])
+
     def test_the_priming_must_be_seen(self):
         what = PRIMED
         for policy in harness.POLICIES:
