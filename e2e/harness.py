@@ -1003,6 +1003,13 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
          int(commits.get('sent', 0)) > int(commits.get('done', 0)),
          f'commits {v.get("commits_before_reclaim")!r}'),
     ]
+    if not localio and 'localio' in v:
+        # the control of LOCALIO's count (consoles before 2026-12-04
+        # evening have no E2E: localio line)
+        checks.append(
+            ('nfsd completed the COMMIT (nfsd:nfsd_compound_status, OP_COMMIT)',
+             local.get('nfsd_commits', '').isdigit() and int(local['nfsd_commits']) >= 1
+             and local.get('overrun') == '0', f'localio {v.get("localio")!r}'))
     if localio:
         checks.append(
             ('LOCALIO served the mount: nfs:nfs_local_enable, localio_enabled Y, '

@@ -484,6 +484,22 @@ class StallTest(unittest.TestCase):
             'nfs_local_', 'other_')),
             ["no kernel report but an nfslocaliod worker's hung task in LOCALIO's I/O"])
 
+    def test_nfsd_commits_counted_when_nfsd_serves(self):
+        # a console with the E2E: localio line but LOCALIO off: nfsd must
+        # have completed the COMMIT (the control of LOCALIO's 0)
+        what = 'nfsd completed the COMMIT (nfsd:nfsd_compound_status, OP_COMMIT)'
+        console = stall_console('bounded')
+        at = 'E2E: budget_spent '
+        for line, ok in (('E2E: localio enabled=0 param=N nfsd_commits=1 overrun=0', True),
+                         ('E2E: localio enabled=0 param=N nfsd_commits=0 overrun=0', False)):
+            with self.subTest(line=line):
+                c = console.replace(at, line + '\n' + at, 1)
+                self.assertEqual(what in self.failed('bounded', c), not ok)
+                r = harness.parse_console(c)
+                self.assertIn(what, [w for w, _, _ in harness.stall_checks('bounded', r)])
+        r = harness.parse_console(console)
+        self.assertNotIn(what, [w for w, _, _ in harness.stall_checks('bounded', r)])
+
     def test_the_priming_must_be_seen(self):
         what = PRIMED
         for policy in harness.POLICIES:
