@@ -127,19 +127,6 @@ def kernel_diff(kernel: str) -> Path:
     return paths.REPO / 'e2e' / f'{kernel}.diff'
 
 
-def _worktree_of(work: Path, tree: Path) -> bool:
-    """Whether @work is a worktree of @tree's repository."""
-    def common(d: Path) -> Path | None:
-        proc = subprocess.run(['git', 'rev-parse', '--path-format=absolute',
-                               '--git-common-dir'], cwd=d, text=True,
-                              env=kgit.git_env(), capture_output=True)
-        return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
-    if not (work / '.git').exists():
-        return False
-    mine = common(work)
-    return mine is not None and mine == common(tree)
-
-
 def kernel_revision(tree: Path, kernel: str) -> str:
     """What @kernel (not 'branch') is made of: the prepared tree's HEAD and
     the SHA-256 of its diff, as install_kernel() records it."""
@@ -167,18 +154,8 @@ def revert_tree(tree: Path, kernel: str) -> Path:
     """A worktree of the prepared tree at its HEAD with kernel_diff(@kernel)
     applied, in $RECLAIM_CACHE/e2e/<kernel>-tree (ToolError if the change
     does not apply: the series moved under it)."""
-    work = e2e_dir() / f'{kernel}-tree'
     head = kgit.git(tree, 'rev-parse', 'HEAD').strip()
-    if work.exists() and not _worktree_of(work, tree):
-        # not a worktree of this tree (a tree prepared anew, a directory
-        # left behind): made again
-        shutil.rmtree(work)
-    if not work.exists():
-        kgit.git(tree, 'worktree', 'prune')
-        kgit.git(tree, 'worktree', 'add', '--detach', str(work), head)
-    kgit.git(work, 'checkout', '-q', '--detach', '--force', head)
-    kgit.git(work, 'reset', '-q', '--hard', head)
-    kgit.git(work, 'clean', '-fdq')
+    work = kgit.worktree(tree, e2e_dir() / f'{kernel}-tree', head)
     diff = kernel_diff(kernel)
     proc = subprocess.run(['git', 'apply', str(diff)], cwd=work, text=True,
                           env=kgit.git_env(), capture_output=True)

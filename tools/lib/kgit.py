@@ -6,6 +6,7 @@ operation left half done, its kernel version)."""
 
 import os
 import re
+import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -147,3 +148,32 @@ def kernel_version(tree: StrPath) -> str | None:
             return None
         parts.append(m.group(1))
     return '.'.join(parts)
+
+
+def _worktree_of(work: Path, tree: StrPath) -> bool:
+    """Whether @work is a worktree of @tree's repository."""
+    def common(d: StrPath) -> Path | None:
+        proc = subprocess.run(['git', 'rev-parse', '--path-format=absolute',
+                               '--git-common-dir'], cwd=d, text=True,
+                              env=git_env(), capture_output=True)
+        return Path(proc.stdout.strip()).resolve() if proc.returncode == 0 else None
+    if not (work / '.git').exists():
+        return False
+    mine = common(work)
+    return mine is not None and mine == common(tree)
+
+
+def worktree(tree: StrPath, work: Path, rev: str) -> Path:
+    """A worktree of @tree at @work, its files those of @rev as committed:
+    made, or made again when @work is not a worktree of @tree (a tree
+    prepared anew, a directory left behind); edits and untracked files in
+    it are gone.  Returns @work."""
+    if work.exists() and not _worktree_of(work, tree):
+        shutil.rmtree(work)
+    if not work.exists():
+        git(tree, 'worktree', 'prune')
+        git(tree, 'worktree', 'add', '--detach', str(work), rev)
+    git(work, 'checkout', '-q', '--detach', '--force', rev)
+    git(work, 'reset', '-q', '--hard', rev)
+    git(work, 'clean', '-fdq')
+    return work
