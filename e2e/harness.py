@@ -947,6 +947,19 @@ def primed_check(r: Console) -> Check:
             ' (absent: no /proc/lockdep; debug_locks 0: lockdep was off)')
 
 
+def write_served_check(r: Console) -> Check:
+    """nfsd's WRITE service map: after the run, lockdep knew
+    nfsd_write -> fs_reclaim (E2E: nfsd_write_deps, read from /proc/lockdep
+    at the end).  nfsd is not primed for it: the WRITEs that allocate page
+    cache while nfsd holds the map teach it.  That the map is held as a
+    reader is the KUnit suite nfsd_commit_lockdep's to check."""
+    deps = r.values.get('nfsd_write_deps')
+    return ("nfsd's WRITEs: lockdep learnt nfsd_write -> fs_reclaim from them",
+            deps is not None and 'fs_reclaim' in deps.split(),
+            f'nfsd_write_deps {deps!r}, debug_locks {r.values.get("debug_locks")!r}'
+            ' (absent: no /proc/lockdep; none: no WRITE allocated under the map)')
+
+
 def stall_checks(policy: str, r: Console) -> list[Check]:
     """The stall scenario's checks of one boot: (what, ok, detail) triples."""
     bound = policy_bound(policy)

@@ -45,6 +45,7 @@ E2E: end
 
 GOOD = """\
 E2E: nfsd_commit_deps fs_reclaim mmu_notifier
+E2E: nfsd_write_deps fs_reclaim
 E2E: result completed
 E2E: write_seconds 10.00
 E2E: wait 100 20500 committed sh
@@ -59,6 +60,7 @@ E2E: end
 
 # what harness.primed_check() checks, as it names it
 PRIMED = harness.primed_check(harness.parse_console(''))[0]
+WRITE_SERVED = harness.write_served_check(harness.parse_console(''))[0]
 
 
 def load_e2e_tool():
@@ -78,7 +80,7 @@ class CheckShortTest(unittest.TestCase):
     def test_a_good_run_passes_every_check(self):
         rc, out = self.check(GOOD)
         self.assertEqual(rc, 0, out)
-        self.assertIn('e2e: 11 passed, 0 failed', out)
+        self.assertIn('e2e: 12 passed, 0 failed', out)
 
     def test_a_malformed_line_fails(self):
         rc, out = self.check(GOOD.replace('E2E: data ok\n',
@@ -166,12 +168,24 @@ class CheckShortTest(unittest.TestCase):
                                                   deps))
                 self.assertEqual(rc, 1, out)
                 self.assertIn(f'FAIL {what}: nfsd_commit_deps {seen}', out)
-                self.assertIn('e2e: 10 passed, 1 failed', out)
+                self.assertIn('e2e: 11 passed, 1 failed', out)
+
+    def test_nfsd_write_dependency_not_seen_fails(self):
+        what = WRITE_SERVED
+        for deps, seen in (('E2E: nfsd_write_deps none\n', "'none'"),
+                           ('E2E: nfsd_write_deps absent\n', "'absent'"),
+                           ('E2E: nfsd_write_deps fs_reclaim_x \n', "'fs_reclaim_x'"),
+                           ('', 'None')):
+            with self.subTest(deps=deps):
+                rc, out = self.check(GOOD.replace('E2E: nfsd_write_deps fs_reclaim\n', deps))
+                self.assertEqual(rc, 1, out)
+                self.assertIn(f'FAIL {what}: nfsd_write_deps {seen}', out)
+                self.assertIn('e2e: 11 passed, 1 failed', out)
 
 
 # A /proc/lockdep as l_show() prints it: keys hashed or not yet (before
 # the RNG is ready), a class whose dependency must not count, nfsd_commit
-# with a suffix, blank separators.
+# with a suffix, nfsd_write, blank separators.
 PROC_LOCKDEP = """\
 all lock classes:
 (____ptrval____) FD:    1 BD:    2 +.+.: &sb->s_type->i_mutex_key#3
@@ -184,12 +198,16 @@ all lock classes:
 00000000a1b2c3d5 FD:    0 BD:    1 ....: nfsd_commit_other
  -> [00000000deadbee1] pool_lock
 
+00000000a1b2c3d6 FD:    1 BD:    1 ++++: nfsd_write
+ -> [00000000deadbeef] fs_reclaim
+
 """
 
 
 class NfsdDepsAwkTest(unittest.TestCase):
-    """The awk program e2e/init runs over /proc/lockdep, with the host's
-    awk and, once tools/e2e initramfs has fetched it, the guest's busybox."""
+    """The awk program e2e/init runs over /proc/lockdep (map_deps), with the
+    host's awk and, once tools/e2e initramfs has fetched it, the guest's
+    busybox."""
 
     def awks(self):
         out = [['awk']]
@@ -201,22 +219,27 @@ class NfsdDepsAwkTest(unittest.TestCase):
     def program(self):
         import re
         init = (REPO / 'e2e/init').read_text()
-        m = re.search(r"^NFSD_DEPS_AWK='(.*?)'$", init, re.M | re.S)
+        m = re.search(r"^MAP_DEPS_AWK='(.*?)'$", init, re.M | re.S)
         if m is None:
-            self.fail('no NFSD_DEPS_AWK in e2e/init')
+            self.fail('no MAP_DEPS_AWK in e2e/init')
         return m.group(1)
 
-    def test_only_nfsd_commits_dependencies(self):
+    def deps(self, awk, map_name, text):
+        proc = subprocess.run([*awk, '-v', f'map={map_name}', self.program()],
+                              input=text, capture_output=True, text=True, check=True)
+        return proc.stdout.split()
+
+    def test_only_the_maps_dependencies(self):
         for awk in self.awks():
             with self.subTest(awk=awk[0]):
-                proc = subprocess.run([*awk, self.program()], input=PROC_LOCKDEP,
-                                      capture_output=True, text=True, check=True)
-                self.assertEqual(proc.stdout.split(),
+                self.assertEqual(self.deps(awk, 'nfsd_commit', PROC_LOCKDEP),
                                  ['fs_reclaim', 'mmu_notifier_invalidate_range_start'])
+                self.assertEqual(self.deps(awk, 'nfsd_write', PROC_LOCKDEP),
+                                 ['fs_reclaim'])
                 none = PROC_LOCKDEP.replace('nfsd_commit#2', 'other')
-                proc = subprocess.run([*awk, self.program()], input=none,
-                                      capture_output=True, text=True, check=True)
-                self.assertEqual(proc.stdout, '')
+                self.assertEqual(self.deps(awk, 'nfsd_commit', none), [])
+                self.assertEqual(self.deps(awk, 'nfsd_write',
+                                           PROC_LOCKDEP.replace(': nfsd_write', ': x')), [])
 
 
 class ParseTest(unittest.TestCase):
