@@ -947,17 +947,17 @@ def primed_check(r: Console) -> Check:
             ' (absent: no /proc/lockdep; debug_locks 0: lockdep was off)')
 
 
-def write_served_check(r: Console) -> Check:
-    """nfsd's WRITE service map: after the run, lockdep knew
-    nfsd_write -> fs_reclaim (E2E: nfsd_write_deps, read from /proc/lockdep
-    at the end).  nfsd is not primed for it: the WRITEs that allocate page
-    cache while nfsd holds the map teach it.  That the map is held as a
-    reader is the KUnit suite nfsd_commit_lockdep's to check."""
+def write_primed_check(r: Console) -> Check:
+    """nfsd()'s priming of its WRITE map: once the threads started, before
+    the mount (so before any WRITE), lockdep knew nfsd_write -> fs_reclaim
+    (E2E: nfsd_write_deps, read as nfsd_commit_deps is).  The short run
+    checks it; the stall's and the cycle's boots check the COMMIT map's
+    priming only."""
     deps = r.values.get('nfsd_write_deps')
-    return ("nfsd's WRITEs: lockdep learnt nfsd_write -> fs_reclaim from them",
+    return ('nfsd started: lockdep knew nfsd_write -> fs_reclaim before any WRITE',
             deps is not None and 'fs_reclaim' in deps.split(),
             f'nfsd_write_deps {deps!r}, debug_locks {r.values.get("debug_locks")!r}'
-            ' (absent: no /proc/lockdep; none: no WRITE allocated under the map)')
+            ' (absent: no /proc/lockdep; debug_locks 0: lockdep was off)')
 
 
 def stall_checks(policy: str, r: Console) -> list[Check]:

@@ -60,7 +60,7 @@ E2E: end
 
 # what harness.primed_check() checks, as it names it
 PRIMED = harness.primed_check(harness.parse_console(''))[0]
-WRITE_SERVED = harness.write_served_check(harness.parse_console(''))[0]
+WRITE_PRIMED = harness.write_primed_check(harness.parse_console(''))[0]
 
 
 def load_e2e_tool():
@@ -170,8 +170,8 @@ class CheckShortTest(unittest.TestCase):
                 self.assertIn(f'FAIL {what}: nfsd_commit_deps {seen}', out)
                 self.assertIn('e2e: 11 passed, 1 failed', out)
 
-    def test_nfsd_write_dependency_not_seen_fails(self):
-        what = WRITE_SERVED
+    def test_nfsd_write_priming_not_seen_fails(self):
+        what = WRITE_PRIMED
         for deps, seen in (('E2E: nfsd_write_deps none\n', "'none'"),
                            ('E2E: nfsd_write_deps absent\n', "'absent'"),
                            ('E2E: nfsd_write_deps fs_reclaim_x \n', "'fs_reclaim_x'"),
@@ -198,8 +198,16 @@ all lock classes:
 00000000a1b2c3d5 FD:    0 BD:    1 ....: nfsd_commit_other
  -> [00000000deadbee1] pool_lock
 
-00000000a1b2c3d6 FD:    1 BD:    1 ++++: nfsd_write
- -> [00000000deadbeef] fs_reclaim
+00000000a1b2c3d6 FD:    3 BD:    1 ++++: nfsd_write
+ -> [00000000deadbef0] sb_writers#7
+ -> [00000000deadbee1] pool_lock
+
+00000000deadbef0 FD:    2 BD:    2 ++++: sb_writers#7
+ -> [00000000deadbef1] &sb->s_type->i_mutex_key#13
+
+00000000deadbef1 FD:    1 BD:    3 +.+.: &sb->s_type->i_mutex_key#13
+ -> [(____ptrval____)] fs_reclaim
+ -> [00000000deadbef0] sb_writers#7
 
 """
 
@@ -235,7 +243,7 @@ class NfsdDepsAwkTest(unittest.TestCase):
                 self.assertEqual(self.deps(awk, 'nfsd_commit', PROC_LOCKDEP),
                                  ['fs_reclaim', 'mmu_notifier_invalidate_range_start'])
                 self.assertEqual(self.deps(awk, 'nfsd_write', PROC_LOCKDEP),
-                                 ['fs_reclaim'])
+                                 ['sb_writers#7', 'pool_lock'])
                 none = PROC_LOCKDEP.replace('nfsd_commit#2', 'other')
                 self.assertEqual(self.deps(awk, 'nfsd_commit', none), [])
                 self.assertEqual(self.deps(awk, 'nfsd_write',
