@@ -934,30 +934,30 @@ def malformed_check(r: Console) -> Check:
             f'{len(r.malformed)} malformed: {r.malformed[:3]}')
 
 
-def primed_check(r: Console) -> Check:
-    """nfsd()'s priming: once the threads started, before the mount (so
-    before any COMMIT), lockdep knew nfsd_commit -> fs_reclaim, read from
-    /proc/lockdep (E2E: nfsd_commit_deps, the map's direct dependencies).
-    That the dependency's map is held as a reader is the KUnit suite
-    nfsd_commit_lockdep's to check, not this one's."""
-    deps = r.values.get('nfsd_commit_deps')
-    return ('nfsd started: lockdep knew nfsd_commit -> fs_reclaim before any COMMIT',
+def _map_primed_check(r: Console, map_name: str, request: str) -> Check:
+    """Once the nfsd threads started, before the mount (so before any
+    @request), lockdep knew @map_name -> fs_reclaim, read from /proc/lockdep
+    (E2E: @map_name_deps, the map's direct dependencies).  That the map is
+    held as a reader is the KUnit suite nfsd_commit_lockdep's to check."""
+    key = f'{map_name}_deps'
+    deps = r.values.get(key)
+    return (f'nfsd started: lockdep knew {map_name} -> fs_reclaim before any {request}',
             deps is not None and 'fs_reclaim' in deps.split(),
-            f'nfsd_commit_deps {deps!r}, debug_locks {r.values.get("debug_locks")!r}'
+            f'{key} {deps!r}, debug_locks {r.values.get("debug_locks")!r}'
             ' (absent: no /proc/lockdep; debug_locks 0: lockdep was off)')
+
+
+def primed_check(r: Console) -> Check:
+    """nfsd()'s priming of its COMMIT map (nfsd_commit -> fs_reclaim): every
+    boot checks it."""
+    return _map_primed_check(r, 'nfsd_commit', 'COMMIT')
 
 
 def write_primed_check(r: Console) -> Check:
-    """nfsd()'s priming of its WRITE map: once the threads started, before
-    the mount (so before any WRITE), lockdep knew nfsd_write -> fs_reclaim
-    (E2E: nfsd_write_deps, read as nfsd_commit_deps is).  The short run
-    checks it; the stall's and the cycle's boots check the COMMIT map's
-    priming only."""
-    deps = r.values.get('nfsd_write_deps')
-    return ('nfsd started: lockdep knew nfsd_write -> fs_reclaim before any WRITE',
-            deps is not None and 'fs_reclaim' in deps.split(),
-            f'nfsd_write_deps {deps!r}, debug_locks {r.values.get("debug_locks")!r}'
-            ' (absent: no /proc/lockdep; debug_locks 0: lockdep was off)')
+    """nfsd()'s priming of its WRITE map (nfsd_write -> fs_reclaim): the
+    short run checks it; the stall's and the cycle's boots check the COMMIT
+    map's only."""
+    return _map_primed_check(r, 'nfsd_write', 'WRITE')
 
 
 def stall_checks(policy: str, r: Console) -> list[Check]:
