@@ -48,6 +48,19 @@ BINARIES = ['usr/sbin/rpc.nfsd', 'usr/sbin/rpc.mountd', 'usr/sbin/exportfs',
 LIB_DIRS = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu']
 LOADER = 'lib64/ld-linux-x86-64.so.2'
 HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
+# The fs scenario's initramfs has these too: stress-ng (its filesystem
+# class is the workload) and the mkfs of ext4, XFS and btrfs, with the
+# libraries they need (bookworm names).
+FS_PACKAGES = ['stress-ng', 'e2fsprogs', 'xfsprogs', 'btrfs-progs',
+               'libext2fs2', 'libblkid1', 'libuuid1', 'libinih1',
+               'liburcu8', 'libudev1', 'libapparmor1', 'libbsd0', 'libmd0',
+               'libegl1', 'libglvnd0', 'libgles2', 'libgbm1', 'libdrm2',
+               'libwayland-server0', 'libexpat1', 'libffi8', 'libipsec-mb1',
+               'libjpeg62-turbo', 'libjudydebian1', 'libkmod2', 'libsctp1',
+               'libxxhash0', 'libcrypt1', 'liblzma5', 'libzstd1', 'libssl3',
+               'zlib1g']
+FS_BINARIES = ['usr/bin/stress-ng', 'sbin/mke2fs', 'sbin/mkfs.xfs',
+               'sbin/mkfs.btrfs']
 
 # The three policies, as the nfs module parameters each boot gets.  The
 # unbounded wait exists only with CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED,
@@ -80,9 +93,10 @@ MARGIN_MS = 1000
 MEMORY_MB = 384
 
 # The scenarios of e2e/init: pressure (writers under memory pressure),
-# stall (a COMMIT held by a suspended device, then memory.reclaim) and
-# cycle (writers in the root cgroup, one nfsd thread: nfsd reclaims).
-SCENARIOS = ('pressure', 'stall', 'cycle')
+# stall (a COMMIT held by a suspended device, then memory.reclaim),
+# cycle (writers in the root cgroup, one nfsd thread: nfsd reclaims) and
+# fs (lockdep under stress-ng on a real filesystem, e2e/fs.py).
+SCENARIOS = ('pressure', 'stall', 'cycle', 'fs')
 
 # The guest's kernels: the branch (the default KUnit build), and the
 # branch with cce0be6eb497's change to nfs_release_folio() ("NFS: Fix a
@@ -93,7 +107,17 @@ SCENARIOS = ('pressure', 'stall', 'cycle')
 # model of the waits on nfsd among it), so it is not 6.12 before
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
-KERNELS = ('branch', 'pre-cce0be6eb497')
+KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'memcg-fs-reclaim')
+# The fs scenario's anchors, for comparing lockdep's reports: no-reclaim-fs
+# is the branch built with kunit/variants/no-reclaim-fs.config (lockdep's
+# RECLAIM_FS state off: 6.12's fs_reclaim map alone); memcg-fs-reclaim is
+# that too, with e2e/memcg-fs-reclaim.diff, which takes the fs_reclaim map
+# in try_to_free_mem_cgroup_pages() (the four lines the lockdep review
+# proposes instead of the state).
+KERNEL_VARIANT = {'no-reclaim-fs': 'no-reclaim-fs',
+                  'memcg-fs-reclaim': 'no-reclaim-fs'}
+# the kernels made by a diff (e2e/<kernel>.diff) on the prepared tree
+DIFF_KERNELS = ('pre-cce0be6eb497', 'memcg-fs-reclaim')
 
 # The stall scenario: how long its reclaim may take and still count as
 # having returned at once (no wait) or after its budgets, beyond the waits
@@ -111,15 +135,22 @@ def e2e_dir() -> Path:
     return paths.cache_dir() / 'e2e'
 
 
-def initramfs_path() -> Path:
-    return e2e_dir() / 'initramfs.cpio.gz'
+def initramfs_path(flavor: str = 'nfs') -> Path:
+    """The initramfs of the NFS scenarios, or the fs scenario's (its own:
+    stress-ng and the mkfs tools stay out of the NFS guests' memory)."""
+    return e2e_dir() / ('initramfs.cpio.gz' if flavor == 'nfs'
+                        else f'initramfs-{flavor}.cpio.gz')
 
 
 def build_dir(kernel: str = 'branch') -> Path:
     """Where the guest's kernel is built: the default KUnit configuration's
-    build directory, or for another kernel one of its own (the same
-    configuration)."""
-    return paths.build_dir('default' if kernel == 'branch' else f'e2e-{kernel}')
+    build directory, a variant's own for a kernel that is only a variant
+    (tools/run-suites --variant builds there too), or one of its own."""
+    if kernel == 'branch':
+        return paths.build_dir('default')
+    if kernel not in DIFF_KERNELS and kernel in KERNEL_VARIANT:
+        return paths.build_dir(KERNEL_VARIANT[kernel])
+    return paths.build_dir(f'e2e-{kernel}')
 
 
 def kernel_diff(kernel: str) -> Path:
@@ -213,10 +244,16 @@ def stale_kernel(kernel: str = 'branch') -> str | None:
     return None
 
 
-def missing_options(config: str) -> list[str]:
-    """The guest's options that the text of a built .config lacks."""
+def missing_options(config: str, kernel: str = 'branch') -> list[str]:
+    """The guest's options that the text of a built .config lacks (but
+    those @kernel's variant turns off)."""
     have = set(line.strip() for line in config.splitlines())
-    return [o for o in guest_options() if o not in have]
+    off: set[str] = set()
+    if kernel in KERNEL_VARIANT:
+        variant = kunitpy.variant_files()[KERNEL_VARIANT[kernel]].read_text()
+        off = set(re.findall(r'^# (CONFIG_\w+) is not set', variant, re.M))
+    return [o for o in guest_options()
+            if o not in have and o.split('=', 1)[0] not in off]
 
 
 def install_kernel(build: Path, kernel: str = 'branch',
@@ -230,7 +267,7 @@ def install_kernel(build: Path, kernel: str = 'branch',
         text = config.read_text()
     except OSError as err:
         raise ToolError(f'cannot read {config}: {err.strerror}', cli.EXIT_ENV) from None
-    missing = missing_options(text)
+    missing = missing_options(text, kernel)
     if missing:
         raise ToolError(f'{config} lacks what the guest needs '
                         f'(e2e/guest.config): {", ".join(missing)}', cli.EXIT_ENV)
@@ -282,11 +319,15 @@ def download(packages: list[str], debs: Path, log: Callable[[str], object]) -> N
                         cli.EXIT_ENV)
 
 
-def unpack(debs: Path, root: Path) -> None:
+def unpack(debs: Path, root: Path, packages: list[str] | None = None) -> None:
+    """dpkg-deb -x of debs/' packages (those of @packages only, if given)
+    into a new @root."""
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
     for deb in sorted(debs.glob('*.deb')):
+        if packages is not None and deb.name.split('_', 1)[0] not in packages:
+            continue
         proc = subprocess.run(['dpkg-deb', '-x', str(deb), str(root)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)
@@ -375,21 +416,24 @@ def write_cpio(root: Path, out: Path) -> None:
 
 
 def make_initramfs(init_script: Path, log: Callable[[str], object],
-                   host_root: Path | str = '/') -> Path:
-    """Builds the initramfs; returns its path."""
+                   host_root: Path | str = '/', flavor: str = 'nfs') -> Path:
+    """Builds the initramfs (@flavor 'fs': with FS_PACKAGES' FS_BINARIES
+    too, and its own path); returns its path."""
     if not Path(init_script).is_file():
         raise ToolError(f'{init_script} not found', cli.EXIT_USAGE)
     for tool in ('dpkg-deb', 'objdump'):
         if not shutil.which(tool):
             raise ToolError(f'{tool} not found (Debian packages dpkg, '
                             f'binutils)', cli.EXIT_ENV)
+    fs = flavor == 'fs'
     base = e2e_dir()
-    debs, pkgroot, root = base / 'debs', base / 'pkgroot', base / 'initramfs'
-    download(GUEST_PACKAGES, debs, log)
-    unpack(debs, pkgroot)
+    debs = base / 'debs'
+    pkgroot, root = base / f'pkgroot-{flavor}', base / f'initramfs-{flavor}'
+    download(GUEST_PACKAGES + (FS_PACKAGES if fs else []), debs, log)
+    unpack(debs, pkgroot, GUEST_PACKAGES + (FS_PACKAGES if fs else []))
     if root.exists():
         shutil.rmtree(root)
-    for d in ['bin', 'sbin', 'usr/sbin', 'etc', 'proc', 'sys', 'dev', 'run',
+    for d in ['bin', 'sbin', 'usr/bin', 'usr/sbin', 'etc', 'proc', 'sys', 'dev', 'run',
               'tmp', 'mnt', 'lib64', 'var/lib/nfs', *LIB_DIRS]:
         (root / d).mkdir(parents=True, exist_ok=True)
 
@@ -399,10 +443,11 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
                         cli.EXIT_ENV)
     shutil.copy2(busybox, root / 'bin/busybox')
     binaries = []
-    for b in BINARIES:
+    for b in BINARIES + (FS_BINARIES if fs else []):
         src = pkgroot / b
         if not src.is_file():
-            raise ToolError(f'{b} not in the unpacked nfs-utils packages',
+            raise ToolError(f'{b} not in the unpacked packages '
+                            f'({", ".join(GUEST_PACKAGES + (FS_PACKAGES if fs else []))})',
                             cli.EXIT_ENV)
         shutil.copy2(src, root / b)
         binaries.append(src)
@@ -431,17 +476,24 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
     shutil.copy2(init_script, root / 'init')
     os.chmod(root / 'init', 0o755)
 
-    out = initramfs_path()
+    if fs:
+        # mke2fs's defaults for ext4 (its built-in ones predate ext4)
+        shutil.copy2(pkgroot / 'etc/mke2fs.conf', root / 'etc/mke2fs.conf')
+    out = initramfs_path(flavor)
     write_cpio(root, out)
+    names = [Path(b).name for b in BINARIES + (FS_BINARIES if fs else [])]
     log(f'initramfs: {out} ({out.stat().st_size // 1024} KiB; busybox, '
-        f'{", ".join(Path(b).name for b in BINARIES)}, {len(libs)} libraries)')
+        f'{", ".join(names)}, {len(libs)} libraries)')
     return out
 
 
 # --- one boot ----------------------------------------------------------------
 
 def qemu_command(kernel: Path | str, initramfs: Path | str, policy: str,
-                 params: dict[str, Any]) -> list[str]:
+                 params: dict[str, Any], disk: Path | str | None = None,
+                 memory_mb: int = MEMORY_MB) -> list[str]:
+    """QEMU's command line for one boot; @disk, a raw image, is the guest's
+    virtio-blk /dev/vda."""
     append = ['console=ttyS0', 'panic=-1', 'oops=panic',
               # the KUnit kernel, its suites not run; the hung-task
               # detector at 20 s (the suites keep the default 120 s)
@@ -458,10 +510,12 @@ def qemu_command(kernel: Path | str, initramfs: Path | str, policy: str,
     if params.get('scenario') == 'stall':
         # /dev/ram0 (KiB): the file and ext2's own blocks
         append.append(f'ramdisk_size={(params["mb"] + 16) * 1024}')
-    return ['qemu-system-x86_64', '-nodefaults', '-m', str(MEMORY_MB),
+    drive = (['-drive', f'file={disk},if=virtio,format=raw,cache=writeback']
+             if disk else [])
+    return ['qemu-system-x86_64', '-nodefaults', '-m', str(memory_mb),
             '-smp', '2', '-kernel', str(kernel), '-initrd', str(initramfs),
             '-append', ' '.join(append), '-no-reboot', '-nographic',
-            '-serial', 'stdio']
+            '-serial', 'stdio', *drive]
 
 
 # The headers of lockdep's reports (kernel/locking/lockdep.c), RECLAIM_FS's
@@ -472,6 +526,10 @@ LOCKDEP_RE = re.compile(r'WARNING: (possible circular locking dependency detecte
                         r'.*lock order detected|bad unlock balance detected!|'
                         r'held lock freed!|lock held when returning to user space!|'
                         r'reclaim section still open .*!)')
+
+
+# A lock class as a report names it: "(&ei->i_data_sem){++++}-{3:3}"
+LOCK_CLASS_RE = re.compile(r'\((\S+?)\)\{[-+.?]')
 
 
 class Outcome(enum.Enum):
@@ -504,6 +562,9 @@ class LockdepReport:
     kind: str
     nfsd_commit: bool
     isolation_throttle: bool
+    # the lock classes the report names, "(NAME){USAGE}", in order
+    classes: list[str] = field(default_factory=list)
+    reclaim_fs: bool = False    # it names the RECLAIM_FS state
 
 
 @dataclass
@@ -677,9 +738,17 @@ def parse_console(text: str) -> Console:
         m = LOCKDEP_RE.search(line)
         if m:
             names = ' '.join(lines[i:i + 40])
+            # the report's own lines: up to its stack backtrace or the
+            # next report
+            body = lines[i:i + 120]
+            end = next((k for k, x in enumerate(body) if k and (
+                'stack backtrace:' in x or LOCKDEP_RE.search(x))), len(body))
+            classes = list(dict.fromkeys(LOCK_CLASS_RE.findall(
+                ' '.join(body[:end]))))
             r.lockdep.append(LockdepReport(
                 kind=m.group(1), nfsd_commit='nfsd_commit' in names,
-                isolation_throttle='isolation_throttle' in names))
+                isolation_throttle='isolation_throttle' in names,
+                classes=classes, reclaim_fs='RECLAIM_FS' in names))
         if 'blocked for more than' in line:
             r.hung_task_reports += 1
             m = HUNG_TASK_RE.search(line)
@@ -699,9 +768,10 @@ def parse_console(text: str) -> Console:
 
 
 def boot(kernel: Path | str, initramfs: Path | str, policy: str,
-         params: dict[str, Any], log_path: Path, timeout: float) -> Console:
+         params: dict[str, Any], log_path: Path, timeout: float,
+         disk: Path | str | None = None, memory_mb: int = MEMORY_MB) -> Console:
     """Boots the guest once; returns the parsed console."""
-    cmd = qemu_command(kernel, initramfs, policy, params)
+    cmd = qemu_command(kernel, initramfs, policy, params, disk, memory_mb)
     timed_out = False
     # QEMU writes the console straight into the log: tail -f shows the boot
     with open(log_path, 'wb') as log:
@@ -1372,7 +1442,7 @@ def read_runs(results: Path, policy: str) -> list[Console]:
 
 
 def write_results(results: Path,
-                  summaries: Sequence[Summary | StallSummary | CycleSummary],
+                  summaries: Sequence[Any],
                   md: str) -> None:
     results.mkdir(parents=True, exist_ok=True)
     (results / 'summary.json').write_text(

@@ -83,7 +83,7 @@ class CountTest(Isolated):
         self.assertEqual([name for name, _ in ran],
                          ['setup', 'prepare', 'tools', 'lint', 'kunit default',
                           'e2e build', 'check-series', 'check-series w1',
-                          'e2e short', 'e2e stall', 'e2e cycle'])
+                          'e2e short', 'e2e stall', 'e2e cycle', 'e2e fs'])
         cmds = dict(ran)
         self.assertEqual(cmds['lint'], ['tools/lint'])
         self.assertEqual(cmds['kunit default'], ['tools/run-suites'])
@@ -92,6 +92,7 @@ class CountTest(Isolated):
         self.assertEqual(cmds['e2e build'], ['tools/e2e', 'build', '--no-setup'])
         self.assertEqual(cmds['e2e cycle'], ['tools/e2e', 'run', '--scenario', 'cycle',
                                              '--policy', 'bounded', '--runs', '1'])
+        self.assertEqual(cmds['e2e fs'], ['tools/e2e', 'run', '--scenario', 'fs', '--short'])
 
     def test_full_adds_the_variants_bisect_and_mutants(self):
         ran = []
@@ -131,7 +132,7 @@ class CountTest(Isolated):
         ran, out = self.run_failing({'prepare'})
         self.assertEqual(ran, ['setup', 'prepare', 'tools', 'lint'])
         for name in ('kunit default', 'check-series', 'check-series w1',
-                     'e2e build', 'e2e short', 'e2e stall', 'e2e cycle'):
+                     'e2e build', 'e2e short', 'e2e stall', 'e2e cycle', 'e2e fs'):
             self.assertIn(f'{name:<16} not run: prepare failed', out)
         self.assertIn('==== kunit default: not run (prepare failed)', out)
         self.assertEqual(out.strip().splitlines()[-1],
@@ -147,13 +148,15 @@ class CountTest(Isolated):
         self.assertNotIn('e2e short', ran)
         self.assertNotIn('e2e stall', ran)
         self.assertNotIn('e2e cycle', ran)
+        self.assertNotIn('e2e fs', ran)
+        self.assertIn('e2e fs           not run: e2e build failed', out)
         self.assertIn('e2e stall        not run: e2e build failed', out)
         self.assertIn('e2e cycle        not run: e2e build failed', out)
         self.assertEqual(ran[-2:], ['bisect', 'mutants'])
 
     def test_a_failed_check_stops_nothing(self):
         ran, _ = self.run_failing({'tools', 'kunit default'})
-        self.assertEqual(len(ran), 11)
+        self.assertEqual(len(ran), 12)
 
     def test_full_refuses_a_variant_named_as_a_tools_directory(self):
         import contextlib

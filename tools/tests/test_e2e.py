@@ -201,9 +201,11 @@ class NfsdDepsAwkTest(unittest.TestCase):
 
     def awks(self):
         out = [['awk']]
-        busybox = harness.e2e_dir() / 'pkgroot/bin/busybox'
-        if busybox.is_file():
-            out.append([str(busybox), 'awk'])
+        for flavor in ('nfs', 'fs'):
+            busybox = harness.e2e_dir() / f'pkgroot-{flavor}/bin/busybox'
+            if busybox.is_file():
+                out.append([str(busybox), 'awk'])
+                break
         return out
 
     def program(self):
@@ -230,6 +232,143 @@ class NfsdDepsAwkTest(unittest.TestCase):
                 self.assertEqual(self.deps(awk, 'nfsd_commit', none), [])
                 self.assertEqual(self.deps(awk, 'nfsd_write',
                                            PROC_LOCKDEP.replace(': nfsd_write', ': x')), [])
+
+
+# fs_reclaim's own line and dependencies, as l_show() prints them
+PROC_LOCKDEP_FS = PROC_LOCKDEP + """\
+00000000a1b2c3e0 FD:   41 BD:  207 +.+.: fs_reclaim
+ -> [00000000deadbee2] &ei->i_data_sem
+ -> [00000000deadbee3] planted_reclaim_lock
+
+"""
+
+
+class FsReclaimAwkTest(NfsdDepsAwkTest):
+    """The awk program of the fs scenario (FS_RECLAIM_AWK): fs_reclaim's
+    counts, the classes it leads to and those that lead to it."""
+
+    def program(self):
+        import re
+        init = (REPO / 'e2e/init').read_text()
+        m = re.search(r"^FS_RECLAIM_AWK='(.*?)'$", init, re.M | re.S)
+        if m is None:
+            self.fail('no FS_RECLAIM_AWK in e2e/init')
+        return m.group(1)
+
+    def test_only_the_maps_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                proc = subprocess.run([*awk, self.program()], input=PROC_LOCKDEP_FS,
+                                      capture_output=True, text=True, check=True)
+                self.assertEqual(proc.stdout.splitlines(), [
+                    'over &sb->s_type->i_mutex_key#3', 'over nfsd_commit#2',
+                    'over nfsd_write', 'in &ei->i_data_sem',
+                    'in planted_reclaim_lock', 'fd 41', 'bd 207'])
+
+
+FS_CONSOLE = """\
+E2E: fs_params fs=ext4 pressure=memcg seconds=60 memcg=64 free=96 seed=1 control=1
+E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0
+E2E: vmstat_before pgscan_kswapd 0
+E2E: vmstat_before pgscan_direct 0
+E2E: lockdep_before fd=10 bd=100 in=5 over=50 safe=20 unsafe=300 read_safe=1 read_unsafe=9 debug_locks=1
+E2E: workload rc=0 seconds=61.2
+E2E: stress passed: 44: access (1) chdir (1);skipped: 3: binderfs (1);failed: 0;
+E2E: memory_events low 0 high 0 max 812 oom 0 oom_kill 0 oom_group_kill 0
+E2E: memory_stat pgscan 20000 pgsteal 15000 pgscan_kswapd 0 pgscan_direct 20000
+E2E: vmstat_after pgscan_kswapd 0
+E2E: vmstat_after pgscan_direct 20000
+E2E: lockdep_after fd=60 bd=400 in=25 over=180 safe=60 unsafe=700 read_safe=1 read_unsafe=20 debug_locks=1
+E2E: in_reclaim_added 3 &ei->i_data_sem jbd2_handle &sbi->s_writepages_rwsem
+E2E: held_over_added 2 &ei->i_data_sem jbd2_handle
+[   90.1] ========================================================
+[   90.1] WARNING: inconsistent lock state
+[   90.1] --------------------------------
+[   90.1] inconsistent {RECLAIM_FS-ON-W} -> {IN-RECLAIM_FS-W} usage.
+[   90.1] dd/321 [HC0[0]:SC0[0]:HC0[0]] takes:
+[   90.1] ffffffff83a0 (planted_reclaim_lock){+.+.}-{4:4}, at: planted_scan+0x20/0x50
+E2E: control scans=4 debug_locks=0
+E2E: lockdep_end fd=61 bd=401 in=26 over=181 safe=61 unsafe=701 read_safe=1 read_unsafe=20 debug_locks=0
+E2E: result completed
+E2E: end
+"""
+
+WORKLOAD_REPORT = """\
+[   50.1] ======================================================
+[   50.1] WARNING: possible circular locking dependency detected
+[   50.1] stress-ng/200 is trying to acquire lock:
+[   50.1] ffff8880 (&ei->i_data_sem){++++}-{4:4}, at: ext4_map_blocks+0x1/0x2
+[   50.1] but task is already holding lock:
+[   50.1] ffff8881 (fs_reclaim){+.+.}-{0:0}, at: __alloc_pages+0x1/0x2
+"""
+
+
+class FsTest(unittest.TestCase):
+    """The fs scenario's reading of a console (e2e/fs.py)."""
+
+    def setUp(self):
+        import fs
+        self.fs = fs
+
+    def checks(self, text, kernel='branch'):
+        return {what: ok for what, ok, _ in
+                self.fs.fs_checks(kernel, harness.parse_console(text))}
+
+    def test_facts(self):
+        f = self.fs.fs_facts(harness.parse_console(FS_CONSOLE))
+        self.assertEqual((f.fs, f.pressure, f.workload_rc, f.control_scans),
+                         ('ext4', 'memcg', 0, 4))
+        self.assertEqual((f.memcg_pgscan, f.memcg_pgsteal, f.global_pgscan),
+                         (20000, 15000, 20000))
+        self.assertEqual(f.memory_events['max'], 812)
+        self.assertEqual((f.in_reclaim_added, f.held_over_added), (3, 2))
+        self.assertEqual(f.in_reclaim_names,
+                         ['&ei->i_data_sem', 'jbd2_handle', '&sbi->s_writepages_rwsem'])
+        self.assertEqual(f.lockdep_after['safe'] - f.lockdep_before['safe'], 40)
+        self.assertEqual(f.first_report['classes'], ['planted_reclaim_lock'])
+        self.assertTrue(f.first_report['reclaim_fs'])
+        self.assertFalse(f.first_report['fs_reclaim'])
+        self.assertTrue(f.first_report_is_control)
+
+    def test_the_control_reported_passes_every_check(self):
+        self.assertTrue(all(self.checks(FS_CONSOLE).values()), self.checks(FS_CONSOLE))
+
+    def test_a_workload_report_fails_and_the_control_is_not_required(self):
+        text = FS_CONSOLE.replace('E2E: workload ', WORKLOAD_REPORT + 'E2E: workload ')
+        checks = self.checks(text)
+        failed = [w for w, ok in checks.items() if not ok]
+        self.assertEqual(len(failed), 1, checks)
+        self.assertIn('no lockdep report of the workload', failed[0])
+        r = harness.parse_console(text)
+        self.assertEqual(r.lockdep[0].classes, ['&ei->i_data_sem', 'fs_reclaim'])
+
+    def test_the_control_not_reported(self):
+        text = FS_CONSOLE.replace('WARNING: inconsistent lock state', 'nothing')
+        for kernel, ok in (('branch', False), ('no-reclaim-fs', None)):
+            with self.subTest(kernel=kernel):
+                checks = self.checks(text, kernel)
+                name = next((w for w in checks if 'reported the planted' in w), None)
+                if ok is None:
+                    self.assertIsNone(name, 'no expectation after memcg reclaim')
+                else:
+                    self.assertFalse(checks[name])
+        global_text = text.replace('pressure=memcg', 'pressure=global')
+        checks = self.checks(global_text, 'no-reclaim-fs')
+        self.assertFalse(checks['lockdep reported the planted control (planted_reclaim_lock)'])
+
+    def test_no_reclaim_and_no_workload_fail(self):
+        text = FS_CONSOLE.replace('pgscan 20000', 'pgscan 0').replace(
+            'E2E: workload rc=0 seconds=61.2\n', '')
+        failed = [w for w, ok in self.checks(text).items() if not ok]
+        self.assertEqual(sorted(failed), [
+            'memory cgroup reclaim scanned during the workload',
+            'the workload ran to its end (stress-ng exited)'])
+
+    def test_table(self):
+        r = harness.parse_console(FS_CONSOLE)
+        md = self.fs.table_fs([self.fs.summarize_fs('branch', 'ext4', 'memcg', [r, r])])
+        self.assertIn('| branch | ext4 | memcg | 2 | 2 | 0 | 2 / 2 | 3 | 2 | 40 '
+                      '| 20000 / 20000 | 0 |', md)
 
 
 class ParseTest(unittest.TestCase):
@@ -854,7 +993,7 @@ class RefusalTest(ScratchRepo):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         proc = self.tool('tools/e2e', 'run', '--short', '--scenario', 'stall')
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn('--short runs the pressure scenario only', proc.stderr)
+        self.assertIn('--short runs the pressure and fs scenarios only', proc.stderr)
         proc = self.tool('tools/e2e', 'run', '--scenario', 'freeze')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         proc = self.tool('tools/e2e', 'run', '--scenario', 'stall', '--mb', '64')
@@ -872,7 +1011,17 @@ class RefusalTest(ScratchRepo):
                 (['run', '--localio'], '--localio runs the stall scenario only'),
                 (['report', '--scenario', 'cycle', '--mb', '16'],
                  'report --scenario cycle takes no --mb'),
-                (['report', '--localio'], 'report --localio reads the stall scenario only')):
+                (['report', '--localio'], 'report --localio reads the stall scenario only'),
+                (['run', '--kernel', 'no-reclaim-fs'],
+                 '--kernel no-reclaim-fs runs the fs scenario only'),
+                (['run', '--fs', 'ext4'], '--fs: --scenario fs only'),
+                (['run', '--scenario', 'stall', '--seconds', '9'],
+                 '--seconds: --scenario fs only'),
+                (['run', '--scenario', 'fs', '--fs', 'zfs'], 'invalid choice'),
+                (['run', '--scenario', 'fs', '--seconds', '2'],
+                 '--scenario fs takes --seconds >= 5'),
+                (['run', '--scenario', 'fs', '--memcg', '8'],
+                 '--memcg >= 16')):
             with self.subTest(args=args):
                 proc = self.tool('tools/e2e', *args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)

@@ -1,0 +1,238 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The fs scenario: lockdep under a workload written elsewhere (stress-ng's
+filesystem class) on ext4, XFS and btrfs, under memory cgroup or global
+pressure, with the planted reclaim lock inversion as its positive control
+(e2e/init's fs_scenario(); CONFIG_TEST_RECLAIM_INVERSION).
+
+What one boot says (fs_facts()), what is checked of it (fs_checks()) and
+the table over boots (summarize_fs(), table_fs())."""
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import harness
+from harness import Check, Console, LockdepReport
+
+FILESYSTEMS = ('ext4', 'xfs', 'btrfs')
+PRESSURES = ('memcg', 'global')
+# The guest: 768 MiB (stress-ng's forty-odd stressors and lockdep's tables
+# beside a hog), a 1 GiB sparse disk image per boot (XFS wants 300 MiB).
+MEMORY_MB = 768
+DISK_MB = 1024
+CONTROL_LOCK = 'planted_reclaim_lock'
+
+# Which kernels' lockdep must report the control after which pressure.  The
+# branch (the RECLAIM_FS state) after either; 6.12's fs_reclaim alone
+# (no-reclaim-fs) only after reclaim that holds the fs_reclaim map, which
+# memory cgroup reclaim does not take: there the control's absence is the
+# gap measured, not a failure.
+CONTROL_EXPECTED: dict[str, dict[str, bool | None]] = {
+    'branch': {'memcg': True, 'global': True},
+    'no-reclaim-fs': {'memcg': None, 'global': True},
+    'memcg-fs-reclaim': {'memcg': True, 'global': True},
+}
+
+
+def kv(text: str | None) -> dict[str, str]:
+    """"a=1 b=x" -> {'a': '1', 'b': 'x'}."""
+    return dict(w.split('=', 1) for w in (text or '').split() if '=' in w)
+
+
+def _int(v: str | None) -> int | None:
+    try:
+        return int(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+def _counts(text: str | None) -> tuple[int | None, list[str]]:
+    """"N name name ..." (in_reclaim_added, held_over_added)."""
+    words = (text or '').split()
+    return (_int(words[0]) if words else None), words[1:]
+
+
+def is_control(report: LockdepReport) -> bool:
+    return CONTROL_LOCK in report.classes
+
+
+@dataclass
+class FsFacts:
+    """One boot of the fs scenario, as its console says."""
+    fs: str | None
+    pressure: str | None
+    outcome: str
+    workload_rc: int | None
+    workload_seconds: str | None
+    stress: str | None
+    memory_events: dict[str, int]
+    memcg_pgscan: int | None
+    memcg_pgsteal: int | None
+    global_pgscan: int | None         # kswapd + direct, during the workload
+    lockdep_before: dict[str, int]
+    lockdep_after: dict[str, int]
+    in_reclaim_added: int | None
+    in_reclaim_names: list[str]
+    held_over_added: int | None
+    held_over_names: list[str]
+    control_scans: int | None
+    first_report: dict[str, Any] | None
+    first_report_is_control: bool | None
+    reports: int
+    hung_task_reports: int
+    oom_lines: int
+    errors: list[str] = field(default_factory=list)
+
+
+def _lockdep(text: str | None) -> dict[str, int]:
+    return {k: int(v) for k, v in kv(text).items() if v.isdigit()}
+
+
+def fs_facts(r: Console) -> FsFacts:
+    v = r.values
+    params = kv(v.get('fs_params'))
+    stat = kv(' '.join(f'{a}={b}' for a, b in
+                       zip(*[iter((v.get('memory_stat') or '').split())] * 2)))
+    events = kv(' '.join(f'{a}={b}' for a, b in
+                         zip(*[iter((v.get('memory_events') or '').split())] * 2)))
+
+    def scan(counters: dict[str, int]) -> int:
+        return sum(n for k, n in counters.items()
+                   if k in ('pgscan_kswapd', 'pgscan_direct'))
+    global_scan = (scan(r.vmstat_after) - scan(r.vmstat_before)
+                   if r.vmstat_after and r.vmstat_before else None)
+    in_n, in_names = _counts(v.get('in_reclaim_added'))
+    over_n, over_names = _counts(v.get('held_over_added'))
+    first = r.lockdep[0] if r.lockdep else None
+    workload = kv(v.get('workload'))
+    return FsFacts(
+        fs=params.get('fs'), pressure=params.get('pressure'),
+        outcome=harness.outcome(r).value,
+        workload_rc=_int(workload.get('rc')),
+        workload_seconds=workload.get('seconds'),
+        stress=v.get('stress'),
+        memory_events={k: int(n) for k, n in events.items() if n.isdigit()},
+        memcg_pgscan=_int(stat.get('pgscan')),
+        memcg_pgsteal=_int(stat.get('pgsteal')),
+        global_pgscan=global_scan,
+        lockdep_before=_lockdep(v.get('lockdep_before')),
+        lockdep_after=_lockdep(v.get('lockdep_after')),
+        in_reclaim_added=in_n, in_reclaim_names=in_names,
+        held_over_added=over_n, held_over_names=over_names,
+        control_scans=_int(kv(v.get('control')).get('scans')),
+        first_report=({'kind': first.kind, 'classes': first.classes,
+                       'reclaim_fs': first.reclaim_fs,
+                       'fs_reclaim': 'fs_reclaim' in first.classes}
+                      if first else None),
+        first_report_is_control=is_control(first) if first else None,
+        reports=len(r.lockdep), hung_task_reports=r.hung_task_reports,
+        oom_lines=r.oom, errors=r.errors)
+
+
+def fs_checks(kernel: str, r: Console) -> list[Check]:
+    """What every boot of the fs scenario must show.  A lockdep report of
+    the workload fails the boot: it is a finding, to be triaged (README)."""
+    f = fs_facts(r)
+    workload_reports = [x for x in r.lockdep if not is_control(x)]
+    control_reports = [x for x in r.lockdep if is_control(x)]
+    checks: list[Check] = [
+        ('the boot completed (no hang, no panic)',
+         harness.outcome(r) is harness.Outcome.COMPLETED,
+         f'{f.outcome}: {r.errors}'),
+        ('the workload ran to its end (stress-ng exited)',
+         f.workload_rc is not None, 'no E2E: workload line'),
+        ('no hung-task report', r.hung_task_reports == 0,
+         f'{r.hung_task_reports} reports'),
+        ('no lockdep report of the workload (a report is a finding: '
+         'triage it)', not workload_reports,
+         f'{harness.shown(workload_reports)}'),
+    ]
+    if f.pressure == 'memcg':
+        checks.append(('memory cgroup reclaim scanned during the workload',
+                       bool(f.memcg_pgscan), f'memory.stat pgscan {f.memcg_pgscan}'))
+    else:
+        checks.append(('kswapd or direct reclaim scanned during the workload',
+                       bool(f.global_pgscan), f'pgscan delta {f.global_pgscan}'))
+    expected = CONTROL_EXPECTED.get(kernel, {}).get(f.pressure or '')
+    checks.append(('the control reached reclaim (its shrinker took the lock)',
+                   bool(f.control_scans), f'scans {f.control_scans}'))
+    if workload_reports:
+        pass    # lockdep stopped at the workload's report: no control then
+    elif expected is True:
+        checks.append((f'lockdep reported the planted control ({CONTROL_LOCK})',
+                       bool(control_reports), 'no report names it'))
+    elif expected is False:
+        checks.append(('lockdep did not report the planted control',
+                       not control_reports, f'{harness.shown(control_reports)}'))
+    checks.append(harness.malformed_check(r))
+    return checks
+
+
+@dataclass
+class FsSummary:
+    kernel: str
+    fs: str
+    pressure: str
+    boots: int
+    completed: int
+    workload_reports: list[dict[str, Any]]
+    control_reported: int
+    control_reached: int
+    oom_kills: list[int]
+    memcg_pgscan: list[int | None]
+    global_pgscan: list[int | None]
+    in_reclaim_added: list[int | None]
+    held_over_added: list[int | None]
+    reclaim_fs_safe_added: list[int | None]
+
+
+def summarize_fs(kernel: str, fs: str, pressure: str,
+                 runs: list[Console]) -> FsSummary:
+    facts = [fs_facts(r) for r in runs]
+
+    def added(f: FsFacts, key: str) -> int | None:
+        a, b = f.lockdep_after.get(key), f.lockdep_before.get(key)
+        return a - b if a is not None and b is not None else None
+    return FsSummary(
+        kernel=kernel, fs=fs, pressure=pressure, boots=len(runs),
+        completed=sum(f.outcome == 'completed' for f in facts),
+        workload_reports=[{'boot': k, 'kind': x.kind, 'classes': x.classes}
+                          for k, r in enumerate(runs) for x in r.lockdep
+                          if not is_control(x)],
+        control_reported=sum(any(is_control(x) for x in r.lockdep) for r in runs),
+        control_reached=sum(bool(f.control_scans) for f in facts),
+        oom_kills=[f.memory_events.get('oom_kill', 0) for f in facts],
+        memcg_pgscan=[f.memcg_pgscan for f in facts],
+        global_pgscan=[f.global_pgscan for f in facts],
+        in_reclaim_added=[f.in_reclaim_added for f in facts],
+        held_over_added=[f.held_over_added for f in facts],
+        reclaim_fs_safe_added=[added(f, 'safe') for f in facts])
+
+
+def _span(values: list[int | None]) -> str:
+    got = [v for v in values if v is not None]
+    if not got:
+        return '-'
+    return str(got[0]) if min(got) == max(got) else f'{min(got)}-{max(got)}'
+
+
+def table_fs(summaries: list[FsSummary]) -> str:
+    rows = ['| kernel | fs | pressure | boots | completed | workload reports '
+            '| control reported / reached | fs_reclaim: in-reclaim classes '
+            'added | held-over classes added | RECLAIM_FS in-reclaim added '
+            '| pgscan (memcg / global) | OOM kills |',
+            '|' + '---|' * 12]
+    for s in summaries:
+        reports = '; '.join(f'{x["kind"]}: {", ".join(x["classes"][:4])}'
+                            for x in s.workload_reports) or '0'
+        rows.append(
+            f'| {s.kernel} | {s.fs} | {s.pressure} | {s.boots} | {s.completed} '
+            f'| {reports} | {s.control_reported} / {s.control_reached} '
+            f'| {_span(s.in_reclaim_added)} | {_span(s.held_over_added)} '
+            f'| {_span(s.reclaim_fs_safe_added)} '
+            f'| {_span(s.memcg_pgscan)} / {_span(s.global_pgscan)} '
+            f'| {_span(list(s.oom_kills))} |')
+    return '\n'.join(rows) + '\n'
+
+
+LOG_RE = re.compile(r'^(?P<fs>\w+)\.(?P<pressure>\w+)\.(?P<k>\d+)\.log$')
