@@ -75,6 +75,8 @@ class FsFacts:
     in_reclaim_names: list[str]
     held_over_added: int | None
     held_over_names: list[str]
+    reclaim_fs_in_added: int | None     # classes the state marked in reclaim
+    reclaim_fs_in_names: list[str]
     control_scans: int | None
     first_report: dict[str, Any] | None
     first_report_is_control: bool | None
@@ -103,6 +105,7 @@ def fs_facts(r: Console) -> FsFacts:
                    if r.vmstat_after and r.vmstat_before else None)
     in_n, in_names = _counts(v.get('in_reclaim_added'))
     over_n, over_names = _counts(v.get('held_over_added'))
+    rin_n, rin_names = _counts(v.get('reclaim_fs_in_added'))
     first = r.lockdep[0] if r.lockdep else None
     workload = kv(v.get('workload'))
     return FsFacts(
@@ -119,6 +122,7 @@ def fs_facts(r: Console) -> FsFacts:
         lockdep_after=_lockdep(v.get('lockdep_after')),
         in_reclaim_added=in_n, in_reclaim_names=in_names,
         held_over_added=over_n, held_over_names=over_names,
+        reclaim_fs_in_added=rin_n, reclaim_fs_in_names=rin_names,
         control_scans=_int(kv(v.get('control')).get('scans')),
         first_report=({'kind': first.kind, 'classes': first.classes,
                        'reclaim_fs': first.reclaim_fs,
@@ -184,6 +188,8 @@ class FsSummary:
     in_reclaim_added: list[int | None]
     held_over_added: list[int | None]
     reclaim_fs_safe_added: list[int | None]
+    # every class the state marked in reclaim during a workload, any boot
+    reclaim_fs_in_names: list[str]
 
 
 def summarize_fs(kernel: str, fs: str, pressure: str,
@@ -206,7 +212,8 @@ def summarize_fs(kernel: str, fs: str, pressure: str,
         global_pgscan=[f.global_pgscan for f in facts],
         in_reclaim_added=[f.in_reclaim_added for f in facts],
         held_over_added=[f.held_over_added for f in facts],
-        reclaim_fs_safe_added=[added(f, 'safe') for f in facts])
+        reclaim_fs_safe_added=[added(f, 'safe') for f in facts],
+        reclaim_fs_in_names=sorted({n for f in facts for n in f.reclaim_fs_in_names}))
 
 
 def _span(values: list[int | None]) -> str:

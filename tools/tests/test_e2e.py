@@ -240,6 +240,12 @@ PROC_LOCKDEP_FS = PROC_LOCKDEP + """\
  -> [00000000deadbee2] &ei->i_data_sem
  -> [00000000deadbee3] planted_reclaim_lock
 
+00000000a1b2c3e1 FD:    1 BD:    3 +.+.?.: planted_reclaim_lock
+
+00000000a1b2c3e2 FD:    1 BD:    3 ....-.: &ei->i_data_sem
+
+00000000a1b2c3e3 FD:    1 BD:    3 -.-..+: &x->rwsem
+
 """
 
 
@@ -263,7 +269,9 @@ class FsReclaimAwkTest(NfsdDepsAwkTest):
                 self.assertEqual(proc.stdout.splitlines(), [
                     'over &sb->s_type->i_mutex_key#3', 'over nfsd_commit#2',
                     'over nfsd_write', 'in &ei->i_data_sem',
-                    'in planted_reclaim_lock', 'fd 41', 'bd 207'])
+                    'in planted_reclaim_lock', 'rin planted_reclaim_lock',
+                    'rover planted_reclaim_lock', 'rin &ei->i_data_sem',
+                    'rover &x->rwsem', 'fd 41', 'bd 207'])
 
 
 FS_CONSOLE = """\
@@ -271,14 +279,16 @@ E2E: fs_params fs=ext4 pressure=memcg seconds=60 memcg=64 free=96 seed=1 control
 E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0
 E2E: vmstat_before pgscan_kswapd 0
 E2E: vmstat_before pgscan_direct 0
-E2E: lockdep_before fd=10 bd=100 in=5 over=50 safe=20 unsafe=300 read_safe=1 read_unsafe=9 debug_locks=1
+E2E: lockdep_before fd=10 bd=100 in=5 over=50 safe=20 unsafe=300 read_safe=1 read_unsafe=9 \
+debug_locks=1
 E2E: workload rc=0 seconds=61.2
 E2E: stress passed: 44: access (1) chdir (1);skipped: 3: binderfs (1);failed: 0;
 E2E: memory_events low 0 high 0 max 812 oom 0 oom_kill 0 oom_group_kill 0
 E2E: memory_stat pgscan 20000 pgsteal 15000 pgscan_kswapd 0 pgscan_direct 20000
 E2E: vmstat_after pgscan_kswapd 0
 E2E: vmstat_after pgscan_direct 20000
-E2E: lockdep_after fd=60 bd=400 in=25 over=180 safe=60 unsafe=700 read_safe=1 read_unsafe=20 debug_locks=1
+E2E: lockdep_after fd=60 bd=400 in=25 over=180 safe=60 unsafe=700 read_safe=1 read_unsafe=20 \
+debug_locks=1
 E2E: in_reclaim_added 3 &ei->i_data_sem jbd2_handle &sbi->s_writepages_rwsem
 E2E: held_over_added 2 &ei->i_data_sem jbd2_handle
 [   90.1] ========================================================
