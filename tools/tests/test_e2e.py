@@ -208,12 +208,14 @@ class NfsdDepsAwkTest(unittest.TestCase):
                 break
         return out
 
+    VARIABLE = 'MAP_DEPS_AWK'
+
     def program(self):
         import re
         init = (REPO / 'e2e/init').read_text()
-        m = re.search(r"^MAP_DEPS_AWK='(.*?)'$", init, re.M | re.S)
+        m = re.search(rf"^{self.VARIABLE}='(.*?)'$", init, re.M | re.S)
         if m is None:
-            self.fail('no MAP_DEPS_AWK in e2e/init')
+            self.fail(f'no {self.VARIABLE} in e2e/init')
         return m.group(1)
 
     def deps(self, awk, map_name, text):
@@ -253,13 +255,7 @@ class FsReclaimAwkTest(NfsdDepsAwkTest):
     """The awk program of the fs scenario (FS_RECLAIM_AWK): fs_reclaim's
     counts, the classes it leads to and those that lead to it."""
 
-    def program(self):
-        import re
-        init = (REPO / 'e2e/init').read_text()
-        m = re.search(r"^FS_RECLAIM_AWK='(.*?)'$", init, re.M | re.S)
-        if m is None:
-            self.fail('no FS_RECLAIM_AWK in e2e/init')
-        return m.group(1)
+    VARIABLE = 'FS_RECLAIM_AWK'
 
     def test_only_the_maps_dependencies(self):
         for awk in self.awks():
