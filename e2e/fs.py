@@ -39,6 +39,12 @@ def kv(text: str | None) -> dict[str, str]:
     return dict(w.split('=', 1) for w in (text or '').split() if '=' in w)
 
 
+def pairs(text: str | None) -> dict[str, str]:
+    """"key value key value" (a cgroup file on one line) -> {key: value}."""
+    words = (text or '').split()
+    return dict(zip(words[::2], words[1::2]))
+
+
 def _int(v: str | None) -> int | None:
     try:
         return int(v) if v is not None else None
@@ -93,10 +99,7 @@ def _lockdep(text: str | None) -> dict[str, int]:
 def fs_facts(r: Console) -> FsFacts:
     v = r.values
     params = kv(v.get('fs_params'))
-    stat = kv(' '.join(f'{a}={b}' for a, b in
-                       zip(*[iter((v.get('memory_stat') or '').split())] * 2)))
-    events = kv(' '.join(f'{a}={b}' for a, b in
-                         zip(*[iter((v.get('memory_events') or '').split())] * 2)))
+    stat, events = pairs(v.get('memory_stat')), pairs(v.get('memory_events'))
 
     def scan(counters: dict[str, int]) -> int:
         return sum(n for k, n in counters.items()

@@ -426,11 +426,12 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
             raise ToolError(f'{tool} not found (Debian packages dpkg, '
                             f'binutils)', cli.EXIT_ENV)
     fs = flavor == 'fs'
+    packages = GUEST_PACKAGES + (FS_PACKAGES if fs else [])
     base = e2e_dir()
     debs = base / 'debs'
     pkgroot, root = base / f'pkgroot-{flavor}', base / f'initramfs-{flavor}'
-    download(GUEST_PACKAGES + (FS_PACKAGES if fs else []), debs, log)
-    unpack(debs, pkgroot, GUEST_PACKAGES + (FS_PACKAGES if fs else []))
+    download(packages, debs, log)
+    unpack(debs, pkgroot, packages)
     if root.exists():
         shutil.rmtree(root)
     for d in ['bin', 'sbin', 'usr/bin', 'usr/sbin', 'etc', 'proc', 'sys', 'dev', 'run',
@@ -447,7 +448,7 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
         src = pkgroot / b
         if not src.is_file():
             raise ToolError(f'{b} not in the unpacked packages '
-                            f'({", ".join(GUEST_PACKAGES + (FS_PACKAGES if fs else []))})',
+                            f'({", ".join(packages)})',
                             cli.EXIT_ENV)
         shutil.copy2(src, root / b)
         binaries.append(src)
