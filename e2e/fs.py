@@ -191,6 +191,9 @@ class FsSummary:
     in_reclaim_added: list[int | None]
     held_over_added: list[int | None]
     reclaim_fs_safe_added: list[int | None]
+    # lockdep's graph grown by the workload: direct dependencies, chains
+    deps_added: list[int | None]
+    chains_added: list[int | None]
     # every class the state marked in reclaim during a workload, any boot
     reclaim_fs_in_names: list[str]
 
@@ -216,6 +219,8 @@ def summarize_fs(kernel: str, fs: str, pressure: str,
         in_reclaim_added=[f.in_reclaim_added for f in facts],
         held_over_added=[f.held_over_added for f in facts],
         reclaim_fs_safe_added=[added(f, 'safe') for f in facts],
+        deps_added=[added(f, 'deps') for f in facts],
+        chains_added=[added(f, 'chains') for f in facts],
         reclaim_fs_in_names=sorted({n for f in facts for n in f.reclaim_fs_in_names}))
 
 
@@ -230,8 +235,9 @@ def table_fs(summaries: list[FsSummary]) -> str:
     rows = ['| kernel | fs | pressure | boots | completed | workload reports '
             '| control reported / reached | fs_reclaim: in-reclaim classes '
             'added | held-over classes added | RECLAIM_FS in-reclaim added '
-            '| pgscan (memcg / global) | OOM kills |',
-            '|' + '---|' * 12]
+            '| pgscan (memcg / global) | OOM kills '
+            '| lockdep direct deps / chains added |',
+            '|' + '---|' * 13]
     for s in summaries:
         reports = '; '.join(f'{x["kind"]}: {", ".join(x["classes"][:4])}'
                             for x in s.workload_reports) or '0'
@@ -241,7 +247,8 @@ def table_fs(summaries: list[FsSummary]) -> str:
             f'| {_span(s.in_reclaim_added)} | {_span(s.held_over_added)} '
             f'| {_span(s.reclaim_fs_safe_added)} '
             f'| {_span(s.memcg_pgscan)} / {_span(s.global_pgscan)} '
-            f'| {_span(list(s.oom_kills))} |')
+            f'| {_span(list(s.oom_kills))} '
+            f'| {_span(s.deps_added)} / {_span(s.chains_added)} |')
     return '\n'.join(rows) + '\n'
 
 

@@ -270,13 +270,43 @@ class FsReclaimAwkTest(NfsdDepsAwkTest):
                     'rover &x->rwsem', 'fd 41', 'bd 207'])
 
 
+PROC_LOCKDEP_STATS = """\
+ lock-classes:                         1703 [max: 65536]
+ direct dependencies:                 12001 [max: 65536]
+ indirect dependencies:               80000
+ all direct dependencies:             90000
+ dependency chains:                   20002 [max: 131072]
+ dependency chain hlocks used:        70000 [max: 655360]
+ reclaim_fs-safe locks:                  47
+ reclaim_fs-unsafe locks:               121
+ reclaim_fs-read-safe locks:              2
+ reclaim_fs-read-unsafe locks:           45
+ debug_locks:                             1
+"""
+
+
+class StatsAwkTest(NfsdDepsAwkTest):
+    """The fs scenario's reading of /proc/lockdep_stats (STATS_AWK)."""
+
+    VARIABLE = 'STATS_AWK'
+
+    def test_only_the_maps_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                proc = subprocess.run([*awk, self.program()], input=PROC_LOCKDEP_STATS,
+                                      capture_output=True, text=True, check=True)
+                self.assertEqual(proc.stdout.split(), [
+                    'safe=47', 'unsafe=121', 'read_safe=2', 'read_unsafe=45',
+                    'debug_locks=1', 'classes=1703', 'deps=12001', 'chains=20002'])
+
+
 FS_CONSOLE = """\
 E2E: fs_params fs=ext4 pressure=memcg seconds=60 memcg=64 free=96 seed=1 control=1
 E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0
 E2E: vmstat_before pgscan_kswapd 0
 E2E: vmstat_before pgscan_direct 0
 E2E: lockdep_before fd=10 bd=100 in=5 over=50 safe=20 unsafe=300 read_safe=1 read_unsafe=9 \
-debug_locks=1
+debug_locks=1 classes=900 deps=5000 chains=7000
 E2E: workload rc=0 seconds=61.2
 E2E: stress passed: 44: access (1) chdir (1);skipped: 3: binderfs (1);failed: 0;
 E2E: memory_events low 0 high 0 max 812 oom 0 oom_kill 0 oom_group_kill 0
@@ -284,7 +314,7 @@ E2E: memory_stat pgscan 20000 pgsteal 15000 pgscan_kswapd 0 pgscan_direct 20000
 E2E: vmstat_after pgscan_kswapd 0
 E2E: vmstat_after pgscan_direct 20000
 E2E: lockdep_after fd=60 bd=400 in=25 over=180 safe=60 unsafe=700 read_safe=1 read_unsafe=20 \
-debug_locks=1
+debug_locks=1 classes=1100 deps=8000 chains=12000
 E2E: in_reclaim_added 3 &ei->i_data_sem jbd2_handle &sbi->s_writepages_rwsem
 E2E: held_over_added 2 &ei->i_data_sem jbd2_handle
 [   90.1] ========================================================
@@ -374,7 +404,7 @@ class FsTest(unittest.TestCase):
         r = harness.parse_console(FS_CONSOLE)
         md = self.fs.table_fs([self.fs.summarize_fs('branch', 'ext4', 'memcg', [r, r])])
         self.assertIn('| branch | ext4 | memcg | 2 | 2 | 0 | 2 / 2 | 3 | 2 | 40 '
-                      '| 20000 / 20000 | 0 |', md)
+                      '| 20000 / 20000 | 0 | 3000 / 5000 |', md)
 
 
 class ParseTest(unittest.TestCase):
