@@ -17,9 +17,11 @@ from harness import Check, Console, LockdepReport
 FILESYSTEMS = ('ext4', 'xfs', 'btrfs')
 PRESSURES = ('memcg', 'global')
 # The guest: 768 MiB (stress-ng's forty-odd stressors and lockdep's tables
-# beside a hog), a 1 GiB sparse disk image per boot (XFS wants 300 MiB).
+# beside a hog), an 8 GiB sparse disk image per boot (with 1 GiB,
+# stress-ng's fallocate and hdd stressors filled it and a dozen others
+# failed with ENOSPC).
 MEMORY_MB = 768
-DISK_MB = 1024
+DISK_MB = 8192
 CONTROL_LOCK = 'planted_reclaim_lock'
 
 # Which kernels' lockdep must report the control after which pressure.  The

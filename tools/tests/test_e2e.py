@@ -300,6 +300,31 @@ class StatsAwkTest(NfsdDepsAwkTest):
                     'debug_locks=1', 'classes=1703', 'deps=12001', 'chains=20002'])
 
 
+class AddedAwkTest(NfsdDepsAwkTest):
+    """The fs scenario's classes added by the workload (ADDED_AWK): the
+    names on lines of the second file that the first lacks."""
+
+    VARIABLE = 'ADDED_AWK'
+
+    def added(self, awk, before, after):
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            a, b = Path(tmp) / 'before', Path(tmp) / 'after'
+            a.write_text(before)
+            b.write_text(after)
+            proc = subprocess.run([*awk, self.program(), str(a), str(b)],
+                                  capture_output=True, text=True, check=True)
+        return proc.stdout.split()
+
+    def test_only_the_maps_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                self.assertEqual(self.added(awk, 'rin a\n', 'rin a\nrin b\n'), ['b'])
+                # none before the workload: all of them are new
+                self.assertEqual(self.added(awk, '', 'rin a\nrin b\n'), ['a', 'b'])
+                self.assertEqual(self.added(awk, 'rin a\n', ''), [])
+
+
 FS_CONSOLE = """\
 E2E: fs_params fs=ext4 pressure=memcg seconds=60 memcg=64 free=96 seed=1 control=1
 E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0
