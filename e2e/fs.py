@@ -33,6 +33,7 @@ CONTROL_EXPECTED: dict[str, dict[str, bool | None]] = {
     'branch': {'memcg': True, 'global': True},
     'no-reclaim-fs': {'memcg': None, 'global': True},
     'memcg-fs-reclaim': {'memcg': True, 'global': True},
+    'no-rr-walk': {'memcg': True, 'global': True},
 }
 
 
