@@ -25,14 +25,15 @@ DISK_MB = 8192
 CONTROL_LOCK = 'planted_reclaim_lock'
 
 # Which kernels' lockdep must report the control after which pressure.  The
-# branch (the RECLAIM_FS state) after either; 6.12's fs_reclaim alone
-# (no-reclaim-fs) only after reclaim that holds the fs_reclaim map, which
-# memory cgroup reclaim does not take: there the control's absence is the
-# gap measured, not a failure.
+# series' kernels (the fs_reclaim map, which it takes in memory cgroup
+# reclaim too, with or without the RECLAIM_FS state) after either; 6.12's
+# fs_reclaim alone (no-memcg-map) only after reclaim that holds the map,
+# which 6.12's memory cgroup reclaim does not take: there the control's
+# absence is the gap measured, not a failure.
 CONTROL_EXPECTED: dict[str, dict[str, bool | None]] = {
     'branch': {'memcg': True, 'global': True},
-    'no-reclaim-fs': {'memcg': None, 'global': True},
-    'memcg-fs-reclaim': {'memcg': True, 'global': True},
+    'no-reclaim-fs': {'memcg': True, 'global': True},
+    'no-memcg-map': {'memcg': None, 'global': True},
     'no-rr-walk': {'memcg': True, 'global': True},
 }
 

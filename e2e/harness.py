@@ -107,21 +107,21 @@ SCENARIOS = ('pressure', 'stall', 'cycle', 'fs')
 # model of the waits on nfsd among it), so it is not 6.12 before
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
-KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'memcg-fs-reclaim',
+KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
            'no-rr-walk')
 # The fs scenario's anchors, for comparing lockdep's reports: no-reclaim-fs
 # is the branch built with kunit/variants/no-reclaim-fs.config (lockdep's
-# RECLAIM_FS state off: 6.12's fs_reclaim map alone); memcg-fs-reclaim is
-# that too, with e2e/memcg-fs-reclaim.diff, which takes the fs_reclaim map
-# in try_to_free_mem_cgroup_pages() (the four lines the lockdep review
-# proposes instead of the state).  no-rr-walk is the branch without
+# RECLAIM_FS state, the RFC, off: the fs_reclaim map, which the series
+# also takes in memory cgroup reclaim); no-memcg-map is that too, with
+# e2e/no-memcg-map.diff, which takes those two lines back out of
+# try_to_free_mem_cgroup_pages() (6.12's fs_reclaim map).  no-rr-walk is the branch without
 # "lockdep: look past held recursive readers in check_prevs_add()"
 # (e2e/no-rr-walk.diff reverts it, its selftests too): what that change
 # costs in dependencies and whether it adds reports.
 KERNEL_VARIANT = {'no-reclaim-fs': 'no-reclaim-fs',
-                  'memcg-fs-reclaim': 'no-reclaim-fs'}
+                  'no-memcg-map': 'no-reclaim-fs'}
 # the kernels made by a diff (e2e/<kernel>.diff) on the prepared tree
-DIFF_KERNELS = ('pre-cce0be6eb497', 'memcg-fs-reclaim', 'no-rr-walk')
+DIFF_KERNELS = ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk')
 
 # The stall scenario: how long its reclaim may take and still count as
 # having returned at once (no wait) or after its budgets, beyond the waits

@@ -405,7 +405,8 @@ class FsTest(unittest.TestCase):
 
     def test_the_control_not_reported(self):
         text = FS_CONSOLE.replace('WARNING: inconsistent lock state', 'nothing')
-        for kernel, ok in (('branch', False), ('no-reclaim-fs', None)):
+        for kernel, ok in (('branch', False), ('no-reclaim-fs', False),
+                           ('no-memcg-map', None)):
             with self.subTest(kernel=kernel):
                 checks = self.checks(text, kernel)
                 name = next((w for w in checks if 'reported the planted' in w), None)
@@ -414,7 +415,7 @@ class FsTest(unittest.TestCase):
                 else:
                     self.assertFalse(checks[name])
         global_text = text.replace('pressure=memcg', 'pressure=global')
-        checks = self.checks(global_text, 'no-reclaim-fs')
+        checks = self.checks(global_text, 'no-memcg-map')
         self.assertFalse(checks['lockdep reported the planted control (planted_reclaim_lock)'])
 
     def test_no_reclaim_and_no_workload_fail(self):
