@@ -114,7 +114,8 @@ KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
 # RECLAIM_FS state, the RFC, off: the fs_reclaim map, which the series
 # also takes in memory cgroup reclaim); no-memcg-map is that too, with
 # e2e/no-memcg-map.diff, which takes those two lines back out of
-# try_to_free_mem_cgroup_pages() (6.12's fs_reclaim map).  no-rr-walk is the branch without
+# try_to_free_mem_cgroup_pages() (6.12's fs_reclaim map).  no-rr-walk is
+# the branch without
 # "lockdep: look past held recursive readers in check_prevs_add()"
 # (e2e/no-rr-walk.diff reverts it, its selftests too): what that change
 # costs in dependencies and whether it adds reports.
