@@ -95,8 +95,10 @@ MEMORY_MB = 384
 # The scenarios of e2e/init: pressure (writers under memory pressure),
 # stall (a COMMIT held by a suspended device, then memory.reclaim),
 # cycle (writers in the root cgroup, one nfsd thread: nfsd reclaims) and
-# fs (lockdep under stress-ng on a real filesystem, e2e/fs.py).
-SCENARIOS = ('pressure', 'stall', 'cycle', 'fs')
+# fs (lockdep under stress-ng on a real filesystem, e2e/fs.py) and load
+# (the policies compared on an ext4 export under memory cgroup or global
+# pressure, e2e/load.py).
+SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load')
 
 # The guest's kernels: the branch (the default KUnit build), and the
 # branch with cce0be6eb497's change to nfs_release_folio() ("NFS: Fix a
@@ -507,9 +509,10 @@ def qemu_command(kernel: Path | str, initramfs: Path | str, policy: str,
               # the fs scenario's sync() and chattr wait on writeback
               # throttled by its cgroup's limit for more than 20 s under
               # TCG without being stuck (measured: 7 reports in one boot,
-              # which completed): 120 s there
+              # which completed): 120 s there, and in the load
+              # scenario, whose writers' close() waits on the same
               f'sysctl.kernel.hung_task_timeout_secs='
-              f'{120 if params.get("scenario") == "fs" else 20}',
+              f'{120 if params.get("scenario") in ("fs", "load") else 20}',
               # nfsd serves the mount's I/O and COMMITs, not LOCALIO
               # (which the suites' kernel builds in: nfslocaliod would
               # commit, and nfsd's lockdep model would see nothing),

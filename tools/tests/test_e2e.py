@@ -433,6 +433,121 @@ class FsTest(unittest.TestCase):
                       '| 20000 / 20000 | 0 | 3000 / 5000 |', md)
 
 
+DATA = Path(__file__).resolve().parent / 'data'
+
+
+class LoadTest(unittest.TestCase):
+    """The load scenario's reading of a console (e2e/load.py), from a real
+    boot's E2E lines (memory cgroup pressure, policy none)."""
+
+    def setUp(self):
+        import load
+        self.load = load
+        self.text = (DATA / 'load-memcg-none.log').read_text()
+
+    def console(self, text=None, policy='none'):
+        r = harness.parse_console(self.text if text is None else text)
+        r.policy = policy
+        return r
+
+    def failed(self, text=None, policy='none'):
+        return [w for w, ok, _ in self.load.load_checks(policy, self.console(text, policy))
+                if not ok]
+
+    def test_facts(self):
+        f = self.load.load_facts(self.console())
+        self.assertEqual((f.pressure, f.policy, f.seed, f.outcome),
+                         ('memcg', 'none', '1', 'completed'))
+        self.assertEqual((f.writers, f.writers_ok, f.writers_killed, f.writers_failed),
+                         (4, 4, 0, 0))
+        self.assertEqual((f.write_seconds, f.oom_kills, f.waits, f.data),
+                         (15.52, 0, 0, 'ok'))
+        self.assertAlmostEqual(f.throughput_mb_s, 262160 / 1024 / 15.52)
+        self.assertEqual(f.memory_events['max'], 970)
+        self.assertEqual((f.memcg_pgscan, f.memcg_pgsteal), (61696, 61696))
+        self.assertAlmostEqual(f.psi_some_s, 1.704694)
+        self.assertAlmostEqual(f.psi_full_s, 1.143252)
+
+    def test_the_real_console_passes_every_check(self):
+        self.assertEqual(self.failed(), [])
+
+    def test_oom_kills_are_results_not_failures(self):
+        text = self.text.replace('ok=4 killed=0 failed=0 rc: 0=0 1=137',
+                                 'ok=3 killed=1 failed=0 rc: 0=0 1=137').replace(
+            'rc: 0=0 1=0', 'rc: 0=0 1=137').replace(
+            'ok=4 killed=0', 'ok=3 killed=1').replace(
+            'vmstat_after oom_kill 0', 'vmstat_after oom_kill 1').replace(
+            'oom 0 oom_kill 0', 'oom 1 oom_kill 1').replace(
+            'data_checked 4', 'data_checked 3')
+        f = self.load.load_facts(self.console(text))
+        self.assertEqual((f.writers_ok, f.writers_killed, f.oom_kills,
+                          f.memory_events['oom_kill']), (3, 1, 1, 1))
+        self.assertEqual(self.failed(text), [])
+
+    def test_what_fails_a_boot(self):
+        cases = {
+            'a writer that failed but by a kill':
+                (self.text.replace('killed=0 failed=0', 'killed=0 failed=1'),
+                 'no writer failed but by a kill (exit status 0 or 137)'),
+            'data read back wrong':
+                (self.text.replace('E2E: data ok', 'E2E: data mismatch'),
+                 "the finished writers' data read back as written"),
+            'a hang':
+                (self.text.replace('E2E: result completed', 'E2E: result hung'),
+                 'the boot completed: every writer ended (no hang, no panic)'),
+            'no reclaim':
+                (self.text.replace('E2E: memcg pgscan 61696', 'E2E: memcg pgscan 0'),
+                 'memory cgroup reclaim scanned'),
+            'a trace overrun':
+                (self.text.replace('trace_overrun 0', 'trace_overrun 3'),
+                 'every release wait event reached the console (no trace overrun)'),
+            'a wait under policy none':
+                (self.text.replace('E2E: budget_spent 0',
+                                   'E2E: wait 100 20500 committed sh\nE2E: budget_spent 0'),
+                 'no release wait (nfs.release_wait_local_ms=0)'),
+        }
+        for name, (text, check) in cases.items():
+            with self.subTest(name):
+                self.assertNotEqual(text, self.text)
+                self.assertEqual(self.failed(text), [check])
+        # a wait is no failure when the policy waits
+        text = cases['a wait under policy none'][0]
+        self.assertEqual(self.failed(text, 'bounded'), [])
+        f = self.load.load_facts(self.console(text, 'bounded'))
+        self.assertEqual((f.waits, f.waits_committed), (1, 1))
+
+    def test_a_panic_fails(self):
+        text = self.text.split('E2E: writers ')[0] + (
+            'Kernel panic - not syncing: System is deadlocked on memory\n')
+        f = self.load.load_facts(self.console(text))
+        self.assertEqual((f.outcome, f.panic, f.writers), ('panic', True, None))
+        self.assertIn('the boot completed: every writer ended (no hang, no panic)',
+                      self.failed(text))
+
+    def test_psi(self):
+        self.assertEqual(self.load.psi_totals(
+            'some avg10=1.00 avg60=0 avg300=0 total=5 full avg10=0 total=2 '),
+            {'some': 5, 'full': 2})
+        self.assertEqual(self.load.psi_totals(None), {})
+        # global pressure: the guest's stall during the run, after - before
+        text = self.text.replace('pressure=memcg', 'pressure=global')
+        f = self.load.load_facts(self.console(text))
+        self.assertAlmostEqual(f.psi_some_s, 1.984035)
+        self.assertAlmostEqual(f.psi_full_s, 0.939640)
+
+    def test_table(self):
+        r = self.console()
+        killed = self.console(self.text.replace('ok=4 killed=0', 'ok=3 killed=1').replace(
+            'vmstat_after oom_kill 0', 'vmstat_after oom_kill 2').replace(
+            'write_seconds 15.52', 'write_seconds 31.04'))
+        md = self.load.table_load([self.load.summarize_load('memcg', 'none',
+                                                            [r, killed, r])])
+        self.assertIn('| memcg | none | 3 | 3 | 0 | 0 | 1 | 0 (0-2) | 1 of 12 '
+                      '| 16.50 (8.25-16.50) | 1.7 / 1.1 | 0 (0) | 0 / 0 | 3/3 |', md)
+        self.assertEqual(self.load.spread([None, None]), '-')
+        self.assertEqual(self.load.spread([1, 2, 3, 10]), '2.5 (1-10)')
+
+
 class ParseTest(unittest.TestCase):
 
     def test_console_is_read(self):
@@ -1083,7 +1198,19 @@ class RefusalTest(ScratchRepo):
                 (['run', '--scenario', 'fs', '--seconds', '2'],
                  '--scenario fs takes --seconds >= 5'),
                 (['run', '--scenario', 'fs', '--memcg', '8'],
-                 '--memcg >= 16')):
+                 '--memcg >= 16'),
+                (['run', '--pressure', 'memcg'],
+                 '--pressure: --scenario fs or load only'),
+                (['run', '--scenario', 'stall', '--seed', '3'],
+                 '--seed: --scenario fs or load only'),
+                (['run', '--scenario', 'load', '--fs', 'xfs'],
+                 '--fs: --scenario fs only'),
+                (['run', '--scenario', 'load', '--memcg', '4'],
+                 '--scenario load takes --free >= 16, --memcg >= 8'),
+                (['run', '--scenario', 'load', '--short'],
+                 '--short runs the pressure and fs scenarios only'),
+                (['run', '--scenario', 'load', '--kernel', 'no-memcg-map'],
+                 '--kernel no-memcg-map runs the fs scenario only')):
             with self.subTest(args=args):
                 proc = self.tool('tools/e2e', *args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
@@ -1127,6 +1254,21 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'report', '-h')
         self.assertIn('lacks its `E2E: params mb=` line', proc.stdout)
 
+    def test_report_load_reads_its_consoles(self):
+        results = self.tmp / 'results' / 'e2e' / 'load'
+        results.mkdir(parents=True)
+        text = (DATA / 'load-memcg-none.log').read_text()
+        (results / 'memcg.none.0.log').write_text(text)
+        (results / 'memcg.none.1.log').write_text(text)
+        (results / 'memcg.bounded.0.log').write_text(text)
+        (results / 'memcg.sometimes.0.log').write_text(text)    # no policy: skipped
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'load')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('| memcg | bounded | 1 | 1 |', proc.stdout)
+        self.assertIn('| memcg | none | 2 | 2 |', proc.stdout)
+        self.assertNotIn('sometimes', proc.stdout)
+        self.assertTrue((results / 'table.md').is_file())
+
     def test_report_arguments(self):
         proc = self.tool('tools/e2e', 'report', '--scenario', 'stall', '--mb', '16')
         self.assertEqual(proc.returncode, 2, proc.stderr)
@@ -1134,6 +1276,11 @@ class RefusalTest(ScratchRepo):
         proc = self.tool('tools/e2e', 'report', '--scenario', 'cycle')
         self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn('run tools/e2e run --scenario cycle first', proc.stderr)
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'load')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('run tools/e2e run --scenario load first', proc.stderr)
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'load', '--mb', '9')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
         proc = self.tool('tools/e2e', 'report', '--mb', '0')
         self.assertEqual(proc.returncode, 2, proc.stderr)
         proc = self.tool('tools/e2e', 'report', '--mb', '64', '--policy', 'none')
