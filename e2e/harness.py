@@ -48,9 +48,10 @@ BINARIES = ['usr/sbin/rpc.nfsd', 'usr/sbin/rpc.mountd', 'usr/sbin/exportfs',
 LIB_DIRS = ['lib/x86_64-linux-gnu', 'usr/lib/x86_64-linux-gnu']
 LOADER = 'lib64/ld-linux-x86-64.so.2'
 HOST_FILES = ['etc/services', 'etc/protocols']     # netbase
-# The fs scenario's initramfs has these too: stress-ng (its filesystem
-# class is the workload) and the mkfs of ext4, XFS and btrfs, with the
-# libraries they need (bookworm names).
+# The fs scenario's initramfs (the load scenario boots it too) has these
+# too: stress-ng (its filesystem class is the workload), the mkfs of ext4,
+# XFS and btrfs and iproute2's ip, with the libraries they need (bookworm
+# names).
 FS_PACKAGES = ['stress-ng', 'e2fsprogs', 'xfsprogs', 'btrfs-progs',
                'libext2fs2', 'libblkid1', 'libuuid1', 'libinih1',
                'liburcu8', 'libudev1', 'libapparmor1', 'libbsd0', 'libmd0',
@@ -58,9 +59,13 @@ FS_PACKAGES = ['stress-ng', 'e2fsprogs', 'xfsprogs', 'btrfs-progs',
                'libwayland-server0', 'libexpat1', 'libffi8', 'libipsec-mb1',
                'libjpeg62-turbo', 'libjudydebian1', 'libkmod2', 'libsctp1',
                'libxxhash0', 'libcrypt1', 'liblzma5', 'libzstd1', 'libssl3',
-               'zlib1g']
+               'zlib1g',
+               # the load scenario's server in a network namespace of its
+               # own: iproute2's ip makes the veth pair
+               'iproute2', 'libbpf1', 'libcap2', 'libdb5.3', 'libelf1',
+               'libmnl0', 'libselinux1', 'libpcre2-8-0', 'libxtables12']
 FS_BINARIES = ['usr/bin/stress-ng', 'sbin/mke2fs', 'sbin/mkfs.xfs',
-               'sbin/mkfs.btrfs']
+               'sbin/mkfs.btrfs', 'bin/ip']
 
 # The three policies, as the nfs module parameters each boot gets.  The
 # unbounded wait exists only with CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED,

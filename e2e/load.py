@@ -19,6 +19,9 @@ import harness
 from harness import Check, Console
 
 PRESSURES = ('memcg', 'global')
+# where nfsd runs: in the guest's network namespace (the mount is of
+# 127.0.0.1) or in one of its own, over a veth pair
+SERVERS = ('local', 'netns')
 # none (6.12's: no wait) and bounded (the branch's default budget); the
 # unbounded debug wait is not a policy a user runs
 POLICIES = ('none', 'bounded')
@@ -69,6 +72,7 @@ def psi_totals(text: str | None) -> dict[str, int]:
 @dataclass
 class LoadFacts:
     """One boot of the load scenario, as its console says."""
+    server: str | None
     pressure: str | None
     policy: str | None
     seed: str | None
@@ -121,7 +125,9 @@ def load_facts(r: Console) -> LoadFacts:
     else:
         psi = psi_totals(v.get('memcg_psi'))
     waits = harness.real_waits(r)
+    server = (v.get('server') or '').split()
     return LoadFacts(
+        server=server[0] if server else None,
         pressure=params.get('pressure'), policy=r.policy,
         seed=params.get('seed'),
         outcome=harness.outcome(r).value,
@@ -199,7 +205,8 @@ def load_checks(policy: str, r: Console) -> list[Check]:
 
 @dataclass
 class LoadSummary:
-    """A pressure and policy's boots: a row of the table."""
+    """A server, pressure and policy's boots: a row of the table."""
+    server: str
     pressure: str
     policy: str
     boots: int
@@ -223,10 +230,11 @@ class LoadSummary:
     seeds: list[str | None]
 
 
-def summarize_load(pressure: str, policy: str, runs: list[Console]) -> LoadSummary:
+def summarize_load(server: str, pressure: str, policy: str,
+                   runs: list[Console]) -> LoadSummary:
     facts = [load_facts(r) for r in runs]
     return LoadSummary(
-        pressure=pressure, policy=policy, boots=len(runs),
+        server=server, pressure=pressure, policy=policy, boots=len(runs),
         completed=sum(f.outcome == 'completed' for f in facts),
         hung=sum(f.outcome == 'hung' for f in facts),
         panics=sum(f.panic for f in facts),
@@ -260,16 +268,16 @@ def spread(values: list[Any], spec: str = 'd') -> str:
 
 
 def table_load(summaries: list[LoadSummary]) -> str:
-    rows = ['| pressure | policy | boots | completed | hung | panics '
+    rows = ['| server | pressure | policy | boots | completed | hung | panics '
             '| boots with an OOM kill | OOM kills | writers killed '
             '| writers MB/s | memory stall s (some / full) '
             '| release waits (timed out) | hung-task / lockdep reports '
             '| data ok |',
-            '|' + '---|' * 14]
+            '|' + '---|' * 15]
     for s in summaries:
         killed = [k for k in s.writers_killed if k is not None]
         rows.append(
-            f'| {s.pressure} | {s.policy} | {s.boots} | {s.completed} '
+            f'| {s.server} | {s.pressure} | {s.policy} | {s.boots} | {s.completed} '
             f'| {s.hung} | {s.panics} | {s.boots_with_oom_kill} '
             f'| {spread(s.oom_kills)} | {sum(killed)} of {s.writers} '
             f'| {spread(s.throughput_mb_s, ".2f")} '

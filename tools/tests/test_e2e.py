@@ -456,8 +456,8 @@ class LoadTest(unittest.TestCase):
 
     def test_facts(self):
         f = self.load.load_facts(self.console())
-        self.assertEqual((f.pressure, f.policy, f.seed, f.outcome),
-                         ('memcg', 'none', '1', 'completed'))
+        self.assertEqual((f.server, f.pressure, f.policy, f.seed, f.outcome),
+                         ('local', 'memcg', 'none', '1', 'completed'))
         self.assertEqual((f.writers, f.writers_ok, f.writers_killed, f.writers_failed),
                          (4, 4, 0, 0))
         self.assertEqual((f.write_seconds, f.oom_kills, f.waits, f.data),
@@ -540,9 +540,9 @@ class LoadTest(unittest.TestCase):
         killed = self.console(self.text.replace('ok=4 killed=0', 'ok=3 killed=1').replace(
             'vmstat_after oom_kill 0', 'vmstat_after oom_kill 2').replace(
             'write_seconds 15.52', 'write_seconds 31.04'))
-        md = self.load.table_load([self.load.summarize_load('memcg', 'none',
+        md = self.load.table_load([self.load.summarize_load('local', 'memcg', 'none',
                                                             [r, killed, r])])
-        self.assertIn('| memcg | none | 3 | 3 | 0 | 0 | 1 | 0 (0-2) | 1 of 12 '
+        self.assertIn('| local | memcg | none | 3 | 3 | 0 | 0 | 1 | 0 (0-2) | 1 of 12 '
                       '| 16.50 (8.25-16.50) | 1.7 / 1.1 | 0 (0) | 0 / 0 | 3/3 |', md)
         self.assertEqual(self.load.spread([None, None]), '-')
         self.assertEqual(self.load.spread([1, 2, 3, 10]), '2.5 (1-10)')
@@ -1207,6 +1207,8 @@ class RefusalTest(ScratchRepo):
                  '--fs: --scenario fs only'),
                 (['run', '--scenario', 'load', '--memcg', '4'],
                  '--scenario load takes --free >= 16, --memcg >= 8'),
+                (['run', '--server', 'netns'], '--server: --scenario load only'),
+                (['run', '--scenario', 'load', '--server', 'nfs4'], 'invalid choice'),
                 (['run', '--scenario', 'load', '--short'],
                  '--short runs the pressure and fs scenarios only'),
                 (['run', '--scenario', 'load', '--kernel', 'no-memcg-map'],
@@ -1264,8 +1266,15 @@ class RefusalTest(ScratchRepo):
         (results / 'memcg.sometimes.0.log').write_text(text)    # no policy: skipped
         proc = self.tool('tools/e2e', 'report', '--scenario', 'load')
         self.assertEqual(proc.returncode, 0, proc.stderr)
-        self.assertIn('| memcg | bounded | 1 | 1 |', proc.stdout)
-        self.assertIn('| memcg | none | 2 | 2 |', proc.stdout)
+        netns = self.tmp / 'results' / 'e2e' / 'load-netns'
+        netns.mkdir(parents=True)
+        (netns / 'global.bounded.0.log').write_text(text)
+        proc = self.tool('tools/e2e', 'report', '--scenario', 'load')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('| local | memcg | bounded | 1 | 1 |', proc.stdout)
+        self.assertIn('| local | memcg | none | 2 | 2 |', proc.stdout)
+        self.assertIn('| netns | global | bounded | 1 | 1 |', proc.stdout)
+        self.assertTrue((netns / 'table.md').is_file())
         self.assertNotIn('sometimes', proc.stdout)
         self.assertTrue((results / 'table.md').is_file())
 
