@@ -90,6 +90,7 @@ class LoadFacts:
     memcg_pgsteal: int | None
     global_pgscan: int | None           # kswapd + direct, during the run
     allocstall: int | None
+    refaults: int | None                # workingset_refault_*, the run's
     # seconds some / all of the writers' tasks stalled on memory (their
     # cgroup's memory.pressure; the guest's for global pressure)
     psi_some_s: float | None
@@ -150,6 +151,8 @@ def load_facts(r: Console) -> LoadFacts:
                        if both else None),
         allocstall=(sum(n - before.get(k, 0) for k, n in after.items()
                         if k.startswith('allocstall_')) if both else None),
+        refaults=(sum(n - before.get(k, 0) for k, n in after.items()
+                      if k.startswith('workingset_refault_')) if both else None),
         psi_some_s=psi['some'] / 1e6 if 'some' in psi else None,
         psi_full_s=psi['full'] / 1e6 if 'full' in psi else None,
         waits=len(waits),
@@ -222,6 +225,7 @@ class LoadSummary:
     psi_full_s: list[float | None]
     memcg_pgsteal: list[int | None]
     allocstall: list[int | None]
+    refaults: list[int | None]
     waits: list[int]
     waits_timed_out: list[int]
     hung_task_reports: int
@@ -247,6 +251,7 @@ def summarize_load(server: str, pressure: str, policy: str,
         psi_full_s=[f.psi_full_s for f in facts],
         memcg_pgsteal=[f.memcg_pgsteal for f in facts],
         allocstall=[f.allocstall for f in facts],
+        refaults=[f.refaults for f in facts],
         waits=[f.waits for f in facts],
         waits_timed_out=[f.waits_timed_out for f in facts],
         hung_task_reports=sum(f.hung_task_reports for f in facts),
@@ -271,9 +276,10 @@ def table_load(summaries: list[LoadSummary]) -> str:
     rows = ['| server | pressure | policy | boots | completed | hung | panics '
             '| boots with an OOM kill | OOM kills | writers killed '
             '| writers MB/s | memory stall s (some / full) '
+            '| direct reclaims | refaults '
             '| release waits (timed out) | hung-task / lockdep reports '
             '| data ok |',
-            '|' + '---|' * 15]
+            '|' + '---|' * 17]
     for s in summaries:
         killed = [k for k in s.writers_killed if k is not None]
         rows.append(
@@ -282,6 +288,7 @@ def table_load(summaries: list[LoadSummary]) -> str:
             f'| {spread(s.oom_kills)} | {sum(killed)} of {s.writers} '
             f'| {spread(s.throughput_mb_s, ".2f")} '
             f'| {spread(s.psi_some_s, ".1f")} / {spread(s.psi_full_s, ".1f")} '
+            f'| {spread(s.allocstall)} | {spread(s.refaults)} '
             f'| {spread(s.waits)} ({spread(s.waits_timed_out)}) '
             f'| {s.hung_task_reports} / {s.lockdep_reports} '
             f'| {s.data_ok}/{s.boots} |')

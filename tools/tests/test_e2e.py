@@ -462,6 +462,7 @@ class LoadTest(unittest.TestCase):
                          (4, 4, 0, 0))
         self.assertEqual((f.write_seconds, f.oom_kills, f.waits, f.data),
                          (15.52, 0, 0, 'ok'))
+        self.assertEqual((f.allocstall, f.refaults), (50, 3))
         self.assertAlmostEqual(f.throughput_mb_s, 262160 / 1024 / 15.52)
         self.assertEqual(f.memory_events['max'], 970)
         self.assertEqual((f.memcg_pgscan, f.memcg_pgsteal), (61696, 61696))
@@ -543,7 +544,7 @@ class LoadTest(unittest.TestCase):
         md = self.load.table_load([self.load.summarize_load('local', 'memcg', 'none',
                                                             [r, killed, r])])
         self.assertIn('| local | memcg | none | 3 | 3 | 0 | 0 | 1 | 0 (0-2) | 1 of 12 '
-                      '| 16.50 (8.25-16.50) | 1.7 / 1.1 | 0 (0) | 0 / 0 | 3/3 |', md)
+                      '| 16.50 (8.25-16.50) | 1.7 / 1.1 | 50 | 3 | 0 (0) | 0 / 0 | 3/3 |', md)
         self.assertEqual(self.load.spread([None, None]), '-')
         self.assertEqual(self.load.spread([1, 2, 3, 10]), '2.5 (1-10)')
 
