@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import harness
+from fs import _int, kv, pairs
 from harness import Check, Console
 
 PRESSURES = ('memcg', 'global')
@@ -33,24 +34,6 @@ MEMORY_MB = 384
 def disk_mb(mb: int) -> int:
     """The sparse disk image's size for a boot that writes @mb MiB."""
     return 2 * mb + 512
-
-
-def kv(text: str | None) -> dict[str, str]:
-    """"a=1 b=x" -> {'a': '1', 'b': 'x'}."""
-    return dict(w.split('=', 1) for w in (text or '').split() if '=' in w)
-
-
-def pairs(text: str | None) -> dict[str, str]:
-    """"key value key value" (a cgroup file on one line) -> {key: value}."""
-    words = (text or '').split()
-    return dict(zip(words[::2], words[1::2]))
-
-
-def _int(v: str | None) -> int | None:
-    try:
-        return int(v) if v is not None else None
-    except ValueError:
-        return None
 
 
 def psi_totals(text: str | None) -> dict[str, int]:
