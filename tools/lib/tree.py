@@ -265,6 +265,26 @@ def _record_keys(tree: Path, keys: list[str]) -> None:
             f.writelines(key + '\n' for key in new)
 
 
+def unseen_patches(tree: Path, patches: list[Path], exported: list[Path],
+                   tmpdir: str) -> list[str]:
+    """The names of @patches (a series in kernel-patches/) that @tree never
+    held: neither one of its commits now (@exported, their format-patch)
+    nor one tools/prepare applied or tools/export wrote from it (the
+    record, _applied_file()).  Exporting over those would remove or revert
+    them (a patch pulled after the tree was prepared)."""
+    known, digests = _recorded(tree)
+    known |= {_patch_key(tree, p, tmpdir) for p in exported}
+    return [p.name for p in patches if p.is_file()
+            and _patch_key(tree, p, tmpdir) not in known
+            and _digest(p) not in digests]
+
+
+def record_exported(tree: Path, exported: list[Path], tmpdir: str) -> None:
+    """Records the patches tools/export wrote from the tree's commits: a
+    later export of an edited commit may replace them."""
+    _record_keys(tree, [_patch_key(tree, p, tmpdir) for p in exported])
+
+
 def _save_work(tree: Path, log: Log) -> None:
     """--force: keeps everything the reset would lose, and says where."""
     stamp = time.strftime('%Y%m%d-%H%M%S')

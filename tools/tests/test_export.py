@@ -133,6 +133,48 @@ class ExportTest(ScratchRepo):
                          ['0000-cover-letter.patch',
                           '0001-mm-vmscan-change-three.patch'])
 
+    def test_a_patch_the_tree_never_had_is_not_removed(self):
+        """F1: a series pulled into kernel-patches/ after the tree was
+        prepared: export would drop the new patch and revert the reworded
+        one; it refuses (exit 4), names them and writes nothing."""
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        # a collaborator's fourth patch, pulled: the tree never had it
+        self.commit_change(5, 'five', 'mm/vmscan: a collaborator\'s patch')
+        pulled = self.git('format-patch', '-q', '--zero-commit', '--no-signature',
+                          '-N', '--start-number', '3', '-1', '-o', str(self.tmp / 'pull'))
+        self.git('reset', '-q', '--hard', 'HEAD~1')
+        src = next((self.tmp / 'pull').glob('*.patch'))
+        (self.patches / src.name).write_text(src.read_text())
+        with open(self.patches / 'series', 'a') as f:
+            f.write(src.name + '\n')
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertIn(src.name, proc.stderr)
+        self.assertIn('never had', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+        self.assertEqual(pulled, '')
+        # a pulled rewording of a patch the tree has: the same name
+        (self.patches / src.name).unlink()
+        (self.patches / 'series').write_text(
+            (self.patches / 'series').read_text().replace(src.name + '\n', ''))
+        two = self.patches / '0002-mm-vmscan-change-eight.patch'
+        two.write_text(two.read_text().replace('change eight\n', 'change eight\n\nReworded upstream.\n', 1))
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
+        self.assertIn(two.name, proc.stderr)
+
+    def test_an_edited_commit_replaces_the_patch_it_exported(self):
+        """The patches export wrote are recorded: editing a commit and
+        exporting again is no loss, and is not refused."""
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change eight\n\nReworded here.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('Reworded here.', (self.patches / '0002-mm-vmscan-change-eight.patch').read_text())
+
     def test_files_it_did_not_write_are_never_removed(self):
         self.assertEqual(self.tool('tools/export').returncode, 0)
         mine = self.patches / '0001-someone-elses.patch'
