@@ -159,7 +159,8 @@ class ExportTest(ScratchRepo):
         (self.patches / 'series').write_text(
             (self.patches / 'series').read_text().replace(src.name + '\n', ''))
         two = self.patches / '0002-mm-vmscan-change-eight.patch'
-        two.write_text(two.read_text().replace('change eight\n', 'change eight\n\nReworded upstream.\n', 1))
+        two.write_text(two.read_text().replace(
+            'change eight\n', 'change eight\n\nReworded upstream.\n', 1))
         proc = self.tool('tools/export')
         self.assertEqual(proc.returncode, 4, proc.stdout + proc.stderr)
         self.assertIn(two.name, proc.stderr)
