@@ -132,10 +132,8 @@ def load_facts(r: Console) -> LoadFacts:
         global_pgscan=(_scan(after, ('pgscan_kswapd', 'pgscan_direct'))
                        - _scan(before, ('pgscan_kswapd', 'pgscan_direct'))
                        if both else None),
-        allocstall=(sum(n - before.get(k, 0) for k, n in after.items()
-                        if k.startswith('allocstall_')) if both else None),
-        refaults=(sum(n - before.get(k, 0) for k, n in after.items()
-                      if k.startswith('workingset_refault_')) if both else None),
+        allocstall=harness._delta(r, 'allocstall_') if both else None,
+        refaults=harness._delta(r, 'workingset_refault_') if both else None,
         psi_some_s=psi['some'] / 1e6 if 'some' in psi else None,
         psi_full_s=psi['full'] / 1e6 if 'full' in psi else None,
         waits=len(waits),
