@@ -117,6 +117,16 @@ class CheckShortTest(unittest.TestCase):
         self.assertIn("FAIL bounded run 1: 1 malformed: ['E2E: data']", out.getvalue())
         self.assertIn('Malformed E2E lines skipped (by policy): bounded 1.', out.getvalue())
 
+    def test_short_leaves_headroom_unless_told(self):
+        tool = load_e2e_tool()
+        for argv, want in ((['run', '--short'], tool.SHORT_HEADROOM),
+                           (['run', '--short', '--headroom', '0'], 0),
+                           (['run', '--policy', 'none'], 0),
+                           (['run', '--headroom', '8'], 8)):
+            args = tool.parser_of().parse_args(argv)
+            tool.check_run_args(args)
+            self.assertEqual(args.headroom, want, argv)
+
     def test_budget_spent_events_are_not_waits(self):
         rc, out = self.check(GOOD.replace('E2E: wait 100 20500 committed sh\n',
                                           'E2E: wait 0 0 budget_spent sh\n'))
