@@ -11,9 +11,10 @@ fake_lib_path next to it.
 
 Suites: alpha passes two cases (one of them parameterised twice), beta
 crashes the kernel, gamma leaves results kunit.py's JSON cannot be read
-from, delta skips its only case, epsilon passes with a console the file
-FAKE_KUNIT_CONSOLE names (only listed when that is set), zeta passes one
-case and crashes before the next (only listed with FAKE_KUNIT_PARTIAL=1).
+from, delta skips its only case ("needs CONFIG_DELTA"), epsilon passes
+with a console the file FAKE_KUNIT_CONSOLE names (only listed when that
+is set), zeta passes one case and crashes before the next (only listed
+with FAKE_KUNIT_PARTIAL=1).
 FAKE_KUNIT_BUILD=fail makes the build fail; FAKE_KUNIT_LIST=empty makes
 --list_tests list nothing.  Every call but parse is appended to <build_dir>/calls."""
 
@@ -93,7 +94,8 @@ def main(args):
         data = group('KUnit Test Group', subs=[group('alpha', [case('one', 'PASS')], [
             group('two', [case('p1', 'PASS'), case('p2', 'PASS')])])])
     elif suite == 'delta':
-        open(log, 'w').write(KTAP.format(suite))
+        open(log, 'w').write('KTAP version 1\n1..1\n    # Subtest: delta\n'
+                             '    ok 1 one # SKIP needs CONFIG_DELTA\nok 1 delta\n')
         data = group('KUnit Test Group', subs=[group('delta', [case('one', 'SKIP')])])
     elif suite == 'epsilon':
         with open(os.environ['FAKE_KUNIT_CONSOLE']) as f:

@@ -11,7 +11,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from fixtures import ScratchRepo
+from fixtures import ScratchRepo, load_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
 import cli
@@ -41,18 +41,97 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(execs, ['alpha', 'beta', 'gamma', 'delta'])
         self.assertTrue(all('--arch=x86_64' in c for c in calls
                             if c.startswith(('build', 'exec'))))
+        # delta's skip is declared nowhere: a failure
         self.assertEqual(proc.stdout.strip().splitlines()[-1],
-                         'kunit: 3 passed, 2 failed, 1 skipped')
+                         'kunit: 3 passed, 3 failed, 0 skipped')
         summary = json.loads((self.results / 'summary.json').read_text())
         self.assertEqual(summary['alpha']['passed'], 3)
         self.assertEqual(summary['beta']['note'],
                          'crashed or incomplete, kernel report in the console')
         self.assertEqual(summary['gamma']['note'], 'unparseable results')
-        self.assertEqual(summary['delta']['skipped'], 1)
+        self.assertEqual((summary['delta']['failed'], summary['delta']['skipped']),
+                         (1, 0))
         # the crashed suite's console is kept, and KTAP is extracted
         self.assertIn('Kernel panic', (self.results / 'beta.log').read_text())
         self.assertIn('ok 1 alpha', (self.results / 'alpha.ktap').read_text())
         self.assertTrue((self.results / 'alpha.json').is_file())
+
+    def skips(self, text, variant='default'):
+        (self.repo / 'kunit' / 'variants' / f'{variant}.skips').write_text(text)
+
+    def test_a_suite_whose_cases_all_skip_fails_unless_declared(self):
+        # delta's only case skips: nothing checked, and nothing says why
+        self.skips('')
+        proc = self.tool('tools/run-suites', '--suite', 'delta')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 0 passed, 1 failed, 0 skipped')
+        self.assertIn('FAILED delta: case delta.one skipped (needs CONFIG_DELTA), '
+                      'and kunit/variants/default.skips does not declare it',
+                      proc.stdout)
+        summary = json.loads((self.results / 'summary.json').read_text())
+        self.assertEqual(summary['delta']['note'], 'undeclared skip')
+        # declared for this configuration, with the reason: it passes
+        self.skips('# a comment\n\ndelta.one: needs CONFIG_DELTA, off here\n')
+        proc = self.tool('tools/run-suites', '--suite', 'delta')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 0 passed, 0 failed, 1 skipped')
+        # a glob declares it too
+        self.skips('del*.o?e: needs CONFIG_DELTA\n')
+        proc = self.tool('tools/run-suites', '--suite', 'delta')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def test_skips_are_declared_per_configuration(self):
+        # declared for the default configuration, not for the variant
+        self.skips('delta.one: needs CONFIG_DELTA\n')
+        (self.repo / 'kunit' / 'variants' / 'probe.config').write_text('CONFIG_FOO=y\n')
+        proc = self.tool('tools/run-suites', '--variant', 'probe', '--suite', 'delta')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn('FAILED delta: case delta.one skipped (needs CONFIG_DELTA), '
+                      'and kunit/variants/probe.skips does not declare it',
+                      proc.stdout)
+        self.skips('delta.one: CONFIG_DELTA is off in probe too\n', 'probe')
+        proc = self.tool('tools/run-suites', '--variant', 'probe', '--suite', 'delta')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+
+    def test_a_declared_skip_that_did_not_happen_is_noted(self):
+        self.skips('alpha.one: was off once\nalpha.two.*: so were these\n')
+        proc = self.tool('tools/run-suites', '--suite', 'alpha')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        summary = json.loads((self.results / 'summary.json').read_text())
+        self.assertEqual(summary['alpha']['note'], 'declared skip did not happen: '
+                         'alpha.one, alpha.two.*')
+
+    def test_a_bad_skips_file_is_refused_before_the_build(self):
+        for line in ('delta.one', 'delta.one:', 'delta.one needs CONFIG_DELTA',
+                     'delta: needs CONFIG_DELTA'):
+            with self.subTest(line=line):
+                self.skips(f'# fine\n{line}\n')
+                proc = self.tool('tools/run-suites')
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertIn('kunit/variants/default.skips:2: expected '
+                              '"<suite>.<case>: <why it skips in the default '
+                              'configuration>"', proc.stderr)
+        self.assertFalse((self.build / 'calls').exists())
+
+    def test_the_default_configuration_declares_its_one_skip(self):
+        # README: `kunit: 207 passed, 0 failed, 1 skipped`, the
+        # CGROUP_WRITEBACK case; every variant's file reads too
+        rs = load_tool('tools/run-suites', 'run_suites')
+        self.assertEqual([e.pattern for e in rs.expected_skips('default')],
+                         ['vmscan_isolation.cgroup_reclaim_with_writeback_'
+                          'throttling_is_throttled'])
+        for variant in kunitpy.variants():
+            with self.subTest(variant=variant):
+                rs.expected_skips(variant)
+        # as a real vmscan_isolation KTAP line gives the reason
+        ktap = ('    ok 6 cgroup_reclaim_with_writeback_throttling_is_throttled '
+                '# SKIP needs a kernel with CONFIG_CGROUP_WRITEBACK and cgroup '
+                'v2 memory\n    ok 7 check_under_limit_wakes_isolated_waiters\n')
+        self.assertEqual(rs.skip_reasons(ktap), {
+            'cgroup_reclaim_with_writeback_throttling_is_throttled':
+            'needs a kernel with CONFIG_CGROUP_WRITEBACK and cgroup v2 memory'})
 
     def test_every_boot_panics_on_an_oops(self):
         self.tool('tools/run-suites', '--suite', 'alpha')
