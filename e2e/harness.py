@@ -650,8 +650,12 @@ class Console:
     blocked_tasks: list[BlockedTask] | None = None
     # nfsd's threads, printed when the writers hung
     nfsd_threads: list[NfsdThread] = field(default_factory=list)
+    # the stall scenario's "E2E: stall_state" and "E2E:
+    # commits_before_reclaim" lines: their KEY=N words (None: no line)
+    stall_state: dict[str, int] | None = None
+    commits_before_reclaim: dict[str, int] | None = None
     # every other "E2E: KEY TEXT" line: KEY -> TEXT (params, reclaim,
-    # reclaim_seconds, stall_state...)
+    # reclaim_seconds, kill...)
     values: dict[str, str] = field(default_factory=dict)
     # set by boot() and read_runs(); None when only the console was read
     policy: str | None = None
@@ -731,6 +735,10 @@ def parse_console(text: str) -> Console:
                 elif key == 'nfsd_thread':
                     f = rest.split()     # fewer than 2 words: malformed
                     r.nfsd_threads.append(NfsdThread(f[0], f[1], f[2:]))
+                elif key == 'stall_state':
+                    r.stall_state = _int_fields(rest)
+                elif key == 'commits_before_reclaim':
+                    r.commits_before_reclaim = _int_fields(rest)
                 elif key == 'budget_spent':
                     if rest.strip().isdigit():
                         r.budget_spent = int(rest)
@@ -971,6 +979,20 @@ def _fields(text: str | None) -> dict[str, str]:
     return dict(kv.split('=', 1) for kv in (text or '').split() if '=' in kv)
 
 
+def _int_fields(text: str) -> dict[str, int]:
+    """The KEY=N words of an E2E line's text, every word one of them;
+    ValueError for any other word or an empty line (a malformed line)."""
+    counts = {}
+    for word in text.split():
+        key, eq, value = word.partition('=')
+        if not key or not eq or not value.isdigit():
+            raise ValueError(f'not KEY=N: {word!r}')
+        counts[key] = int(value)
+    if not counts:
+        raise ValueError('no KEY=N word')
+    return counts
+
+
 def _percentile(values: list[float], q: float) -> float | None:
     """The nearest-rank @q percentile of @values."""
     values = sorted(values)
@@ -1055,9 +1077,10 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
     bound = policy_bound(policy)
     waits = real_waits(r)
     v = r.values
-    state = _fields(v.get('stall_state'))
-    commits = _fields(v.get('commits_before_reclaim'))
-    mb = int(_fields(v.get('params')).get('mb', '0') or 0)
+    state = r.stall_state or {}
+    commits = r.commits_before_reclaim or {}
+    mb_text = _fields(v.get('params')).get('mb', '')
+    mb = int(mb_text) if mb_text.isdigit() else 0
     reclaim_s = _float(v.get('reclaim_seconds'))
     unexpected = stall_unexpected_reports(policy, r)
     localio = stall_localio(r)
@@ -1076,12 +1099,12 @@ def stall_checks(policy: str, r: Console) -> list[Check]:
         ('every wait event reached the console (no trace-buffer overrun)',
          *trace_ok(r)),
         ('the COMMIT was held: every page written, none dirty or under writeback',
-         bool(state) and mb > 0 and int(state.get('file', 0)) >= mb << 20
-         and state.get('file_dirty') == '0' and state.get('file_writeback') == '0',
-         f'stall_state {v.get("stall_state")!r}, mb {mb} {r.errors}'),
+         bool(state) and mb > 0 and state.get('file', 0) >= mb << 20
+         and state.get('file_dirty') == 0 and state.get('file_writeback') == 0,
+         f'stall_state {r.stall_state}, mb {mb} {r.errors}'),
         ('a COMMIT was sent and not answered before the reclaim',
-         int(commits.get('sent', 0)) > int(commits.get('done', 0)),
-         f'commits {v.get("commits_before_reclaim")!r}'),
+         commits.get('sent', 0) > commits.get('done', 0),
+         f'commits {r.commits_before_reclaim} {r.errors}'),
     ]
     if not localio and 'localio' in v:
         # the control of LOCALIO's count (consoles before 2026-12-04

@@ -905,6 +905,40 @@ class StallTest(unittest.TestCase):
         self.assertIn('the file on the server is the data written',
                       self.failed('bounded', console.replace('E2E: data ok', 'E2E: data mismatch')))
 
+    def test_garbled_stall_lines_are_malformed_not_a_crash(self):
+        # a real console with its stall lines cut or garbled on the serial
+        # console: each is a malformed line, and the checks fail, not raise
+        console = stall_console('bounded')
+        held = 'the COMMIT was held: every page written, none dirty or under writeback'
+        sent = 'a COMMIT was sent and not answered before the reclaim'
+        malformed = 'every E2E line was read (none malformed)'
+        for old, new, check in (
+                ('file=16777216', 'file=', held),
+                ('file=16777216', 'file=16x', held),
+                ('file_dirty=0 file_writeback=0', 'file_dirty=0 file_writ', held),
+                ('sent=1 done=0', 'sent=3x done=0', sent),
+                ('sent=1 done=0', 'sent=1 done=', sent),
+                ('E2E: commits_before_reclaim sent=1 done=0',
+                 'E2E: commits_before_reclaim', sent)):
+            with self.subTest(new=new):
+                garbled = console.replace(old, new, 1)
+                self.assertNotEqual(garbled, console)
+                # stall_checks() raised ValueError on these
+                failed = self.failed('bounded', garbled)
+                self.assertIn(malformed, failed)
+                self.assertIn(check, failed)
+                r = harness.parse_console(garbled)
+                line = next(x for x in garbled.splitlines() if new in x)
+                self.assertEqual(r.malformed, [line])
+                self.assertIn(f'malformed line: {line}', r.errors)
+                # the table is still written
+                harness.table_stall([harness.summarize_stall('bounded', [r])])
+        r = harness.parse_console(console)
+        self.assertEqual(r.stall_state, {'after_s': 15, 'file': 16777216,
+                                         'file_dirty': 0, 'file_writeback': 0})
+        self.assertEqual(r.commits_before_reclaim, {'sent': 1, 'done': 0})
+        self.assertEqual(r.malformed, [])
+
     def test_table(self):
         summaries = [harness.summarize_stall(p, [harness.parse_console(stall_console(p))])
                      for p in harness.POLICIES]
