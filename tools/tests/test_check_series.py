@@ -134,6 +134,80 @@ class ChangelogTest(Isolated):
                 self.assertIn(why, problems[0])
 
 
+# A stand-in for scripts/checkpatch.pl: --list-types lists four types or
+# fails (LIST_FAIL), a check prints RUN's messages and exits as it says.
+CHECKPATCH = r"""#!/usr/bin/perl
+if (grep { $_ eq '--list-types' } @ARGV) {
+    if (LIST_FAIL) {
+        print STDERR "Can't locate Term/ANSIColor.pm in \@INC\n";
+        exit 2;
+    }
+    print "  1 UNKNOWN_COMMIT_ID\n  2 OPEN_ENDED_LINE\n"
+        . "  3 PARENTHESIS_ALIGNMENT\n  4 LONG_LINE\n";
+    exit 0;
+}
+RUN
+"""
+# checkpatch.pl dying in the middle (a perl error): no message, exit 255
+CRASH = ('print STDERR "Undefined subroutine &main::annotate_values called '
+         'at scripts/checkpatch.pl line 7163.\\n"; exit 255;')
+# a message the notes justify; checkpatch.pl exits 1 after any message
+JUSTIFIED = 'print "WARNING:UNKNOWN_COMMIT_ID: Unknown commit id \'ac35a4902374\'\\n"; exit 1;'
+
+
+class CheckpatchTest(Isolated):
+    """check_checkpatch() against a stand-in checkpatch.pl in a tree of
+    its own (one per case: checkpatch_types() asks each tree once)."""
+
+    def setUp(self):
+        super().setUp()
+        self.cs = load_check_series()
+        self.with_notes = self.tmp / 'notes.patch'
+        self.with_notes.write_text(PATCH.format(extra=''))
+        self.without_notes = self.tmp / 'plain.patch'
+        self.without_notes.write_text(PATCH.format(extra='').split('\nNotes')[0])
+        self.trees = 0
+
+    def tree(self, run, list_fail=False):
+        self.trees += 1
+        tree = self.tmp / f'tree{self.trees}'
+        (tree / 'scripts').mkdir(parents=True)
+        (tree / 'scripts' / 'checkpatch.pl').write_text(
+            CHECKPATCH.replace('LIST_FAIL', '1' if list_fail else '0')
+            .replace('RUN', run))
+        return tree
+
+    def test_a_justified_message_passes(self):
+        # the control of the two cases below
+        self.assertEqual(self.cs.check_checkpatch(self.tree(JUSTIFIED), self.with_notes), [])
+        self.assertEqual(self.cs.check_checkpatch(self.tree('exit 0;'), self.with_notes), [])
+        problems = self.cs.check_checkpatch(self.tree(JUSTIFIED), self.without_notes)
+        self.assertEqual(problems, ["WARNING:UNKNOWN_COMMIT_ID: Unknown commit id "
+                                    "'ac35a4902374'"])
+
+    def test_checkpatch_dying_without_a_message_fails_whatever_the_notes_say(self):
+        for patch in (self.with_notes, self.without_notes):
+            with self.subTest(patch=patch.name):
+                problems = self.cs.check_checkpatch(self.tree(CRASH), patch)
+                self.assertEqual(len(problems), 1, problems)
+                self.assertEqual(problems[0], (
+                    'checkpatch.pl exit 255 without a message: Undefined '
+                    'subroutine &main::annotate_values called at '
+                    'scripts/checkpatch.pl line 7163.'))
+
+    def test_a_failed_list_types_is_an_error_when_the_notes_name_types(self):
+        tree = self.tree(JUSTIFIED, list_fail=True)
+        problems = self.cs.check_checkpatch(tree, self.with_notes)
+        self.assertEqual(problems, [
+            "the notes justify OPEN_ENDED_LINE, PARENTHESIS_ALIGNMENT, "
+            "UNKNOWN_COMMIT_ID, but checkpatch.pl --list-types exit 2, 0 "
+            "types: Can't locate Term/ANSIColor.pm in @INC: the type names "
+            "cannot be checked"])
+        # a patch that justifies nothing needs no type names
+        tree = self.tree('exit 0;', list_fail=True)
+        self.assertEqual(self.cs.check_checkpatch(tree, self.without_notes), [])
+
+
 class FilesTest(Isolated):
 
     def setUp(self):
@@ -297,6 +371,38 @@ class SubCommandTest(ScratchRepo):
             f'(mm/vmscan.c): nothing was compiled; build the series there '
             f'first (tools/kunit build)'))
         self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
+
+    def test_w1_names_the_touched_c_files_it_did_not_compile(self):
+        build = self.tmp / 'build' / 'default'
+        (build / 'mm').mkdir(parents=True)
+        (build / '.config').write_text('CONFIG_KUNIT=y\n')
+        (build / 'mm' / 'vmscan.o').write_text('')
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        (self.tree / 'mm' / 'other.c').write_text('int other;\n')
+        self.git('add', 'mm/other.c')
+        self.git('commit', '-q', '-m', 'mm/other: add a file\n\nWhy, what and '
+                 'how it was tested.\n\nSigned-off-by: Test Author '
+                 '<author@example.org>')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        # a make that only says what it was asked to build
+        bin_dir = self.tmp / 'bin'
+        bin_dir.mkdir()
+        asked = self.tmp / 'make-args'
+        (bin_dir / 'make').write_text(f'#!/bin/sh\necho "$@" >> {asked}\n')
+        (bin_dir / 'make').chmod(0o755)
+        proc = self.tool('tools/check-series', 'w1',
+                         env={'PATH': f'{bin_dir}:{self.env["PATH"]}'})
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.splitlines(), [
+            'ok   series', 'ok   w1',
+            f'     not compiled on their own, no object in {build} (a file '
+            f'included from another is compiled through it): mm/other.c',
+            'check-series: 2 passed, 0 failed'])
+        args = asked.read_text().split()
+        self.assertIn('W=1', args)
+        self.assertIn('mm/vmscan.o', args)
+        self.assertNotIn('mm/other.o', args)
 
     def test_an_empty_series_fails_the_checks_that_need_patches(self):
         self.prepared()
