@@ -2,13 +2,16 @@
 """tools/mutants without a kernel: how it splits a patch into hunks and
 classifies them, the notes that justify a survivor, its refusals."""
 
+import json
+import os
 import subprocess
 import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
-from fixtures import load_tool
+from fixtures import Isolated, load_tool
 
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS / 'lib'))
@@ -123,20 +126,163 @@ class HunkTest(unittest.TestCase):
         self.assertEqual(self.tool.suites_for('lib/other.c', available), available)
 
 
-class RealSeriesTest(unittest.TestCase):
+class RunFileTest(Isolated):
+    """run() with its kernel parts replaced: a worktree that is a git
+    repository of the test's own, builds that succeed (no build directory
+    lock: one process runs several times), suites that pass or fail as
+    the test says."""
+
+    def setUp(self):
+        super().setUp()
+        os.environ['RECLAIM_RESULTS'] = str(self.tmp / 'results')
+        os.environ['RECLAIM_BUILD_DIR'] = str(self.tmp / 'build')
+        os.environ['RECLAIM_CACHE'] = str(self.tmp / 'cache')
+        self.tool = load_tool('tools/mutants', 'mutants_tool')
+        self.results = self.tmp / 'results' / 'mutants'
+        self.work = self.tmp / 'work'
+        (self.work / 'mm').mkdir(parents=True)
+        (self.work / 'mm' / 'vmscan.c').write_text('int a;\n')
+        self.git('init', '-q')
+        self.commit('the tree')
+        patch = self.tmp / '0001-mm-a-change.patch'
+        patch.write_text(PATCH)
+        self.hunks = self.tool.hunks_of(patch)
+        # three hunks of code: foo, baz (caught) and foo_trace (survives,
+        # justified by the notes)
+        code = self.hunks[1]
+        for function in ('baz', 'foo_trace'):
+            self.hunks.append(self.tool.Hunk(
+                code.patch, code.file, code.line, function,
+                code.text.replace('a = 2;', f'a = {function}();')))
+        for h in self.hunks:
+            if h.kind != 'code':
+                h.outcome = h.kind
+        self.notes = {patch.name: self.tool.justifications(patch)}
+        self.mutated = []
+
+    def git(self, *args):
+        subprocess.run(['git', '-C', str(self.work), *args], check=True,
+                       capture_output=True)
+
+    def commit(self, message):
+        self.git('add', '-A')
+        self.git('-c', 'user.name=T', '-c', 'user.email=t@example.org',
+                 'commit', '-q', '--allow-empty', '-m', message)
+
+    def suite_passes(self, work, out, suite):
+        # the unmutated suites pass; foo's and baz's mutants are caught;
+        # after baz, Ctrl-C when the test says so
+        hunk = self.current
+        if hunk is None:
+            return True
+        if hunk.function == self.interrupt_at:
+            raise KeyboardInterrupt
+        return hunk.function == 'foo_trace'
+
+    def take_back(self, work, hunk):
+        self.current = hunk
+        self.mutated.append(hunk.function)
+        return True
+
+    def run_tool(self, resume=False, interrupt_at=None):
+        self.current = None
+        self.interrupt_at = interrupt_at
+        self.mutated = []
+        t = self.tool
+        with mock.patch.object(t, 'worktree', return_value=self.work), \
+                mock.patch.object(t, 'build', return_value=True), \
+                mock.patch.object(t, 'take_back', side_effect=self.take_back), \
+                mock.patch.object(t, 'suite_passes', side_effect=self.suite_passes), \
+                mock.patch.object(t.kunitpy, 'hold_build'), \
+                mock.patch.object(t.kunitpy, 'list_tests',
+                                  return_value=['vmscan_isolation.one']):
+            return t.run(self.hunks, self.work, self.notes, 'p01', resume)
+
+    def records(self, path):
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+    def test_each_run_keeps_a_file_and_each_outcome_is_written_when_decided(self):
+        first = self.run_tool()
+        self.assertEqual(self.mutated, ['foo', 'baz', 'foo_trace'])
+        self.assertRegex(first.name, r'^mutants-p01-\d{8}T\d{6}Z\.jsonl$')
+        self.assertEqual((self.results / 'latest.jsonl').resolve(), first.resolve())
+        records = self.records(first)
+        self.assertEqual(records[0]['record'], 'run')
+        head = subprocess.run(['git', '-C', str(self.work), 'rev-parse', 'HEAD'],
+                              capture_output=True, text=True).stdout.strip()
+        self.assertEqual(records[0]['head'], head)
+        self.assertEqual([(r['function'], r['outcome']) for r in records[1:-1]], [
+            ('struct reclaim_state {', 'header'), ('foo_trace', 'comment'),
+            ('bar', 'test'), ('foo', 'caught'), ('baz', 'caught'),
+            ('foo_trace', 'justified')])
+        self.assertEqual(records[-1]['record'], 'end')
+        self.assertEqual(records[-1]['outcomes']['caught'], 2)
+        # a second run keeps the first one's file
+        for h in self.hunks:
+            h.outcome = h.kind if h.kind != 'code' else ''
+        second = self.run_tool()
+        self.assertNotEqual(first, second)
+        self.assertEqual(self.records(first), records)
+        self.assertEqual((self.results / 'latest.jsonl').resolve(), second.resolve())
+
+    def test_an_interrupted_run_keeps_what_it_decided_and_resume_goes_on(self):
+        with self.assertRaises(KeyboardInterrupt):
+            self.run_tool(interrupt_at='baz')
+        cut = (self.results / 'latest.jsonl').resolve()
+        records = self.records(cut)
+        self.assertEqual([(r['function'], r['outcome']) for r in records
+                          if r['record'] == 'hunk' and r['kind'] == 'code'],
+                         [('foo', 'caught')])
+        self.assertNotEqual(records[-1]['record'], 'end')
+        # --resume mutates only what is left; the new file has every hunk
+        for h in self.hunks:
+            h.outcome = h.kind if h.kind != 'code' else ''
+        path = self.run_tool(resume=True)
+        self.assertEqual(self.mutated, ['baz', 'foo_trace'])
+        records = self.records(path)
+        self.assertEqual([(r['function'], r['outcome'], r['resumed_from'])
+                          for r in records if r['record'] == 'hunk' and r['kind'] == 'code'],
+                         [('foo', 'caught', cut.name), ('baz', 'caught', ''),
+                          ('foo_trace', 'justified', '')])
+        self.assertEqual(records[-1]['record'], 'end')
+        self.assertEqual([h.outcome for h in self.hunks if h.kind == 'code'],
+                         ['caught', 'caught', 'justified'])
+        # all decided: a resumed run builds and boots nothing
+        path = self.run_tool(resume=True)
+        self.assertEqual(self.mutated, [])
+        # another HEAD: everything again
+        (self.work / 'mm' / 'vmscan.c').write_text('int b;\n')
+        self.commit('another tree')
+        self.run_tool(resume=True)
+        self.assertEqual(self.mutated, ['foo', 'baz', 'foo_trace'])
+
+    def test_names_of_the_patches_run(self):
+        self.assertEqual(self.tool.label([1, 2, 3], 3), 'all')
+        self.assertEqual(self.tool.label([8], 21), 'p08')
+        self.assertEqual(self.tool.label(list(range(5, 22)), 21), 'p05-21')
+        self.assertEqual(self.tool.label([3, 8, 9], 21), 'p03,08-09')
+
+
+class RealSeriesTest(Isolated):
 
     def run_tool(self, *args):
-        return subprocess.run([str(TOOLS / 'mutants'), *args], text=True,
+        env = dict(os.environ, RECLAIM_RESULTS=str(self.tmp / 'results'),
+                   RECLAIM_CACHE=str(self.tmp / 'cache'),
+                   RECLAIM_BUILD_DIR=str(self.tmp / 'build'))
+        return subprocess.run([str(TOOLS / 'mutants'), *args], text=True, env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
-    def test_list_classifies_the_series(self):
+    def test_list_classifies_the_series_and_writes_nothing(self):
         proc = self.run_tool('--list')
         self.assertEqual(proc.returncode, 0, proc.stderr)
         last = proc.stdout.strip().splitlines()[-1]
         self.assertRegex(last, r'^mutants: \d+ hunks of code to mutate, \d+ not mutated')
+        self.assertFalse((self.tmp / 'results').exists(),
+                         list((self.tmp / 'results').rglob('*')))
 
     def test_bad_arguments(self):
-        for args in (['--patch', '0'], ['--patch', 'x'], ['--from', '99']):
+        for args in (['--patch', '0'], ['--patch', 'x'], ['--from', '99'],
+                     ['--resume']):
             with self.subTest(args=args):
                 proc = self.run_tool('--list', *args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
