@@ -1,14 +1,21 @@
 # SPDX-License-Identifier: GPL-2.0
 """The prepared kernel tree: create it from the tarball, bring it to
-base + series, and refuse to touch it when it holds work of its own."""
+base + series, and refuse to touch it when it holds work of its own; its
+lock (tree_lock()): exclusive to change it, shared to build from it."""
 
+import contextlib
+import fcntl
 import hashlib
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Iterator
 
 import cli
 import hostpkgs
@@ -301,48 +308,228 @@ def _save_work(tree: Path, log: Log) -> None:
     git(tree, 'reset', '-q', '--hard', base)
 
 
-def apply_series(tree: Path, patches: list[Path], log: Log = print) -> int:
+# --- The tree's lock (review F2) ----------------------------------------------
+#
+# flock(2) on the file lock_file() names, beside the tree: not in its .git, so
+# that it exists before the tree does (two tools/prepare on an empty cache).
+# Exclusive to change the tree: prepare() (creating it, --force's reset,
+# apply_series()'s git am) and tools/export (it reads the commits and writes
+# the tree's record).  Shared to build from it, or to make a worktree of it:
+# ready() (tools/kunit build and run, tools/e2e build), tools/run-suites,
+# tools/check-series w1 and bisect, tools/mutants.  A tool that finds it held
+# the other way waits, and says once who holds it; prepare() first looks under
+# a shared lock, so it waits for the builds only when the tree must change.
+#
+# Lock order, the same in every tool: $RECLAIM_CACHE/e2e/'s lock (tools/e2e),
+# then the build directory's (kunitpy.build_lock()), then the tree's.  The
+# first two are never waited for (a tool that finds one taken refuses, exit
+# 4, before it touches the tree), and a process never waits for the tree's
+# while it holds it (hold_tree() refuses an exclusive lock under a shared one
+# of the same process): so the tree's is the only lock anyone waits for, and
+# two tools can never wait for each other.
+
+
+@dataclass
+class _Held:
+    file: IO[str]
+    shared: bool
+    depth: int = 1
+
+
+# this process's tree locks, by lock file
+_LOCKS: dict[Path, _Held] = {}
+
+
+def lock_file(tree: Path) -> Path:
+    """The tree's lock: <parent>/.<name>.kbranch-lock, symbolic links
+    resolved (two paths to one tree are one lock)."""
+    tree = Path(tree).absolute().resolve()
+    return tree.parent / f'.{tree.name}.kbranch-lock'
+
+
+def _flock_pids(inode: int) -> set[int] | None:
+    """The processes that hold (not wait for) an flock on @inode, from
+    /proc/locks; None if it cannot be read."""
+    try:
+        text = Path('/proc/locks').read_text()
+    except OSError:
+        return None
+    pids = set()
+    for line in text.splitlines():
+        fields = line.split()   # "1: FLOCK ADVISORY WRITE <pid> <maj:min:inode> 0 EOF"
+        if len(fields) >= 6 and fields[1] == 'FLOCK' and fields[4].isdigit() \
+                and fields[5].rsplit(':', 1)[-1] == str(inode):
+            pids.add(int(fields[4]))
+    return pids
+
+
+def _holders(f: IO[str]) -> str:
+    """Who holds the lock @f is open on, as the holders wrote themselves
+    into it ("kunit run (pid 123)"), those still holding it only."""
+    f.seek(0)
+    holding = _flock_pids(os.fstat(f.fileno()).st_ino)
+    names: list[str] = []
+    for line in f.read().splitlines():
+        m = re.search(r'\(pid (\d+)\)', line)
+        if m is None or line.strip() in names:
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid() or (pid not in holding if holding is not None
+                                  else not Path(f'/proc/{pid}').exists()):
+            continue
+        names.append(line.strip())
+    return ', '.join(names) or 'another process'
+
+
+def hold_tree(tree: Path, who: str, shared: bool = False,
+              log: Log = print) -> None:
+    """Takes the tree's lock, exclusive or @shared, until release_tree() or
+    the end of the process; waits for it while another process holds it the
+    other way, saying so once and naming the holders (Ctrl-C stops the
+    wait).  Taken again by the same process, it is counted, not taken."""
+    path = lock_file(tree)
+    held = _LOCKS.get(path)
+    if held is not None:
+        if held.shared and not shared:
+            raise RuntimeError(f'{who}: an exclusive lock of {tree} under a '
+                               f'shared one of the same process would wait '
+                               f'for itself: release the shared one first')
+        held.depth += 1
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        f = open(path, 'a+')
+    except OSError as err:
+        raise ToolError(f'cannot open {path}, the lock of the kernel tree: '
+                        f'{err}', cli.EXIT_ENV) from None
+    try:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
+        try:
+            fcntl.flock(f, mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holders = _holders(f)
+            log(f'waiting for the kernel tree {tree}: ' +
+                (f'{holders} is changing it' if shared else
+                 f'in use by {holders}; it is changed only when no other '
+                 f'tool builds from it or changes it') + ' (Ctrl-C to stop)')
+            fcntl.flock(f, mode)
+        if not shared:
+            f.seek(0)
+            f.truncate()
+        f.write(f'{who} (pid {os.getpid()})\n')
+        f.flush()
+    except BaseException:
+        f.close()
+        raise
+    _LOCKS[path] = _Held(f, shared)
+
+
+def release_tree(tree: Path) -> None:
+    """Gives back what hold_tree() took (the last of nested holds does)."""
+    path = lock_file(tree)
+    held = _LOCKS.get(path)
+    if held is None:
+        return
+    held.depth -= 1
+    if held.depth:
+        return
+    del _LOCKS[path]
+    try:
+        # the last holder empties the file; shared holders cannot take their
+        # own line out while others hold it (_holders() skips old lines)
+        fcntl.flock(held.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held.file.seek(0)
+        held.file.truncate()
+    except OSError:
+        pass
+    finally:
+        held.file.close()       # and with it the lock
+
+
+@contextlib.contextmanager
+def tree_lock(tree: Path, who: str, shared: bool = False,
+              log: Log = print) -> Iterator[None]:
+    """hold_tree() for a with block."""
+    hold_tree(tree, who, shared, log)
+    try:
+        yield
+    finally:
+        release_tree(tree)
+
+
+def abort_command(tree: Path) -> str:
+    """The command that abandons the git operation left half done in @tree
+    (kgit.operation_in_progress()), for a refusal to name."""
+    gitdir = Path(git(tree, 'rev-parse', '--absolute-git-dir'))
+    op = 'rebase'
+    if (gitdir / 'rebase-apply' / 'applying').exists():
+        op = 'am'
+    elif (gitdir / 'MERGE_HEAD').exists():
+        op = 'merge'
+    elif (gitdir / 'CHERRY_PICK_HEAD').exists():
+        op = 'cherry-pick'
+    return f'git -C {shlex.quote(str(tree))} {op} --abort'
+
+
+def apply_series(tree: Path, patches: list[Path], log: Log = print,
+                 who: str = 'prepare') -> int:
     """git am each patch, and gives its commit the patch's reviewer notes
-    (below its --- line) as a git note; on failure restores the tree and
-    names the patch."""
-    orig = git(tree, 'rev-parse', 'HEAD')
-    # amend and rebase carry the notes to the rewritten commits
-    git(tree, 'config', 'notes.rewriteRef', kgit.NOTES_REF)
-    for i, patch in enumerate(patches):
-        proc = subprocess.run(
-            ['git', '-C', str(tree), 'am', '-q', '--keep-cr',
-             '--committer-date-is-author-date', str(patch)],
-            env=kgit.git_env({
-                'GIT_COMMITTER_NAME': kgit.BASE_ENV['GIT_COMMITTER_NAME'],
-                'GIT_COMMITTER_EMAIL': kgit.BASE_ENV['GIT_COMMITTER_EMAIL']}),
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if proc.returncode != 0:
+    (below its --- line) as a git note; holds the tree's lock exclusive.
+    When a patch does not apply, and on anything else that stops it (Ctrl-C
+    in the middle of a git am), aborts the am and puts the tree back where it
+    was, then raises (a ToolError naming the patch).  The tree's hooks do not
+    run (a developer's applypatch-msg hook must not make a patch "not
+    apply"): core.hooksPath=/dev/null, as git am --no-verify does from git
+    2.40 on; bookworm's git 2.39 has no such option."""
+    with tree_lock(tree, who, log=log):
+        orig = git(tree, 'rev-parse', 'HEAD')
+        # amend and rebase carry the notes to the rewritten commits
+        git(tree, 'config', 'notes.rewriteRef', kgit.NOTES_REF)
+        try:
+            for patch in patches:
+                proc = subprocess.run(
+                    ['git', '-C', str(tree), '-c', 'core.hooksPath=/dev/null',
+                     'am', '-q', '--keep-cr', '--committer-date-is-author-date',
+                     str(patch)],
+                    env=kgit.git_env({
+                        'GIT_COMMITTER_NAME': kgit.BASE_ENV['GIT_COMMITTER_NAME'],
+                        'GIT_COMMITTER_EMAIL': kgit.BASE_ENV['GIT_COMMITTER_EMAIL']}),
+                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                if proc.returncode != 0:
+                    # git's own reason, without its hints and its advice on
+                    # continuing the am that is aborted below
+                    why = [line for line in proc.stdout.splitlines()
+                           if line.strip() and not line.startswith('hint:')
+                           and '"git am --' not in line]
+                    raise ToolError(f'{patch.name} does not apply '
+                                    f'({"; ".join(why[:2]) or "git am failed"}); '
+                                    f'the tree is back where it was', cli.EXIT_FAIL)
+                notes = series.patch_notes(patch.read_text(errors='replace'))
+                if notes:
+                    git(tree, 'notes', f'--ref={kgit.NOTES}', 'add', '-f', '-F',
+                        '-', 'HEAD', input=notes + '\n', env=kgit.BASE_ENV)
+                log(f'applied {patch.name}')
+        except BaseException as err:
             git(tree, 'am', '--abort', check=False)
             git(tree, 'reset', '-q', '--hard', orig)
-            # git's own reason, without its hints and its advice on
-            # continuing the am that was just aborted
-            why = [line for line in proc.stdout.splitlines() if line.strip()
-                   and not line.startswith('hint:')
-                   and '"git am --' not in line]
-            raise ToolError(f'{patch.name} does not apply '
-                            f'({"; ".join(why[:2]) or "git am failed"}); '
-                            f'the tree is back where it was', cli.EXIT_FAIL)
-        notes = series.patch_notes(patch.read_text(errors='replace'))
-        if notes:
-            git(tree, 'notes', f'--ref={kgit.NOTES}', 'add', '-f', '-F', '-',
-                'HEAD', input=notes + '\n', env=kgit.BASE_ENV)
-        log(f'applied {patch.name}')
-    _record_applied(tree, orig)
+            if not isinstance(err, ToolError):
+                log(f'interrupted: the git am was aborted and {tree} is back '
+                    f'where it was ({orig[:12]})')
+            raise
+        _record_applied(tree, orig)
     return len(patches)
 
 
-def prepare(base: series.Base, patches: list[Path], tree: Path,
-            force: bool = False, log: Log = print) -> str:
-    """Brings tree to base + series.  Returns a one-line summary."""
-    if not tree.exists() or (tree.is_dir() and not any(tree.iterdir())):
-        create(base, tree, log)
-        apply_series(tree, patches, log)
-        return f'{tree}: prepared {base.describe()} + {len(patches)} patch(es)'
+def _fresh(tree: Path) -> bool:
+    """Whether prepare() creates the tree: none, or an empty directory."""
+    return not tree.exists() or (tree.is_dir() and not any(tree.iterdir()))
+
+
+def _examine(base: series.Base, patches: list[Path], tree: Path,
+             force: bool) -> tuple[int, int, list[str], list[str]]:
+    """_pending_work() of an existing tree, after refusing (exit 4) one that
+    tools/prepare did not make, one of another base, one with a git
+    operation half done, and one that holds work (unless @force)."""
     if not (tree / '.git').exists() or rev(tree, kgit.TAG_BASE) is None:
         raise ToolError(f'{tree} exists but was not prepared by tools/prepare '
                         f'(no {kgit.TAG_BASE} tag): nothing was touched; '
@@ -358,26 +545,49 @@ def prepare(base: series.Base, patches: list[Path], tree: Path,
                         cli.EXIT_REFUSED)
     busy = kgit.operation_in_progress(tree)
     if busy:
-        raise ToolError(f'{tree} has a {busy} in progress: finish or abort '
-                        f'it first; nothing was touched', cli.EXIT_REFUSED)
+        raise ToolError(f'{tree} has a {busy} in progress: finish it, or '
+                        f'abort it with `{abort_command(tree)}`; nothing was '
+                        f'touched', cli.EXIT_REFUSED)
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
         applied, stale, problems, keys = _pending_work(tree, patches,
                                                        tmpdir)
+    if problems and not force:
+        raise ToolError(
+            f'{tree} holds work that is not in kernel-patches/: '
+            f'{"; ".join(problems)}. Nothing was touched. Commit and '
+            f'export it (tools/export), test it as it is '
+            f'(tools/kunit run --as-is), or reset the tree to the series '
+            f'with tools/prepare --force (which saves the work in a '
+            f'stash and a backup branch first)', cli.EXIT_REFUSED)
+    return applied, stale, problems, keys
+
+
+def _current(base: series.Base, patches: list[Path], tree: Path,
+             force: bool) -> bool:
+    """Whether the tree is base + series with nothing for prepare to do
+    (nothing to apply, replace or record); refusals as _examine()."""
+    if _fresh(tree):
+        return False
+    applied, stale, problems, keys = _examine(base, patches, tree, force)
+    return not problems and not stale and applied == len(patches) \
+        and set(keys) <= _recorded(tree)[0]
+
+
+def _change(base: series.Base, patches: list[Path], tree: Path, force: bool,
+            log: Log) -> str:
+    """prepare()'s work, the tree's lock held exclusive."""
+    if _fresh(tree):
+        create(base, tree, log)
+        apply_series(tree, patches, log)
+        return f'{tree}: prepared {base.describe()} + {len(patches)} patch(es)'
+    applied, stale, problems, keys = _examine(base, patches, tree, force)
     if stale and not problems:
         keep = git(tree, 'rev-parse', f'HEAD~{stale}')
         log(f'replacing {stale} commit(s) of an earlier series that '
             f'tools/prepare applied and nobody changed since (were '
             f'{git(tree, "rev-parse", "HEAD")[:12]})')
         git(tree, 'reset', '-q', '--hard', keep)
-    if problems:
-        if not force:
-            raise ToolError(
-                f'{tree} holds work that is not in kernel-patches/: '
-                f'{"; ".join(problems)}. Nothing was touched. Commit and '
-                f'export it (tools/export), test it as it is '
-                f'(tools/kunit run --as-is), or reset the tree to the series '
-                f'with tools/prepare --force (which saves the work in a '
-                f'stash and a backup branch first)', cli.EXIT_REFUSED)
+    if problems:        # and --force
         _save_work(tree, log)
         applied = 0
     else:
@@ -393,11 +603,49 @@ def prepare(base: series.Base, patches: list[Path], tree: Path,
            f'({len(todo)} newly applied)'
 
 
+def prepare(base: series.Base, patches: list[Path], tree: Path,
+            force: bool = False, log: Log = print, who: str = 'prepare',
+            keep: bool = False) -> str:
+    """Brings tree to base + series.  Returns a one-line summary.
+
+    It looks under the tree's lock held shared, and takes it exclusive only
+    when there is something to do (waiting for the builds from the tree to
+    end).  With @keep it returns holding the lock shared, for the rest of
+    the process (a build from the tree), with the tree at base + series:
+    looked at again after the change, since another tool may change it
+    between the exclusive lock and the shared one."""
+    tree = Path(tree)
+    summary = None
+    for _ in range(3):
+        hold_tree(tree, who, shared=True, log=log)
+        try:
+            current = _current(base, patches, tree, force)
+        except BaseException:
+            release_tree(tree)
+            raise
+        if current:
+            if not keep:
+                release_tree(tree)
+            return summary or f'{tree}: up to date ({base.describe()} + ' \
+                              f'{len(patches)} patch(es))'
+        release_tree(tree)
+        with tree_lock(tree, who, log=log):
+            summary = _change(base, patches, tree, force, log)
+        if not keep:
+            return summary
+    raise ToolError(f'{tree} was changed by another tool each time {who} had '
+                    f'prepared it: run it again when the other is done',
+                    cli.EXIT_REFUSED)
+
+
 def ready(as_is: bool = False, no_setup: bool = False,
-          log: Log = print) -> Path:
+          log: Log = print, who: str = 'a build') -> Path:
     """The kernel tree to build, for tools/kunit and tools/e2e: Debian
     packages installed (unless no_setup), the tree prepared to base +
-    series, or taken as it is with as_is."""
+    series, or taken as it is with as_is; returns holding the tree's lock
+    shared for the rest of the process (prepare()'s @keep), so that no
+    tools/prepare changes the tree under the build.  Take the build
+    directory's lock first (the lock order above)."""
     tree = paths.tree_dir().absolute()
     if not no_setup:
         hostpkgs.install(series.Base.load(), log=log)
@@ -405,7 +653,9 @@ def ready(as_is: bool = False, no_setup: bool = False,
         if not (tree / '.git').is_dir():
             raise ToolError(f'--as-is: {tree} does not exist; run without '
                             f'--as-is to prepare it', cli.EXIT_ENV)
+        hold_tree(tree, who, shared=True, log=log)
         log(f'--as-is: testing {tree} as it is, not kernel-patches/')
         return tree
-    log(prepare(series.Base.load(), series.read_series(), tree, log=log))
+    log(prepare(series.Base.load(), series.read_series(), tree, log=log,
+                who=who, keep=True))
     return tree
