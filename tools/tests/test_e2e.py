@@ -58,6 +58,16 @@ E2E: end
 """
 
 
+# GOOD with a lockdep report, as the unbounded wait gets one (README)
+LOCKDEP = GOOD.replace('E2E: result completed\n', """\
+[   30.1] ======================================================
+[   30.1] WARNING: possible circular locking dependency detected
+[   30.1] dd/140 is trying to acquire lock:
+[   30.1] ffffffff (nfsd_commit){++++}-{0:0}, at: nfs_release_wait_sleep
+E2E: result completed
+""")
+
+
 # what harness.primed_check() checks, as it names it
 PRIMED = harness.primed_check(harness.parse_console(''))[0]
 WRITE_PRIMED = harness.write_primed_check(harness.parse_console(''))[0]
@@ -89,19 +99,18 @@ class CheckShortTest(unittest.TestCase):
         self.assertIn("FAIL every E2E line was read (none malformed): "
                       "1 malformed: ['E2E: data']", out)
 
-    def test_a_full_run_fails_on_a_malformed_line(self):
+    def full_run(self, argv, consoles):
+        """tools/e2e run @argv (the pressure scenario, not --short) with
+        each boot's console the next of @consoles: (exit code, stdout)."""
         import contextlib
         import io
-        from unittest import mock
         tool = load_e2e_tool()
         with tempfile.TemporaryDirectory() as tmp:
             kernel = Path(tmp) / 'bzImage'
             kernel.write_text('')
-            args = tool.parser_of().parse_args(['run', '--policy', 'bounded',
-                                                '--runs', '1'])
+            args = tool.parser_of().parse_args(['run', *argv])
             tool.check_run_args(args)
             out = io.StringIO()
-            console = GOOD.replace('E2E: data ok\n', 'E2E: data\nE2E: data ok\n')
             # a cache of its own: the machine's may be in use by a real run
             with mock.patch.dict(os.environ, {'RECLAIM_RESULTS': tmp,
                                               'RECLAIM_BUILD_DIR': tmp,
@@ -109,13 +118,68 @@ class CheckShortTest(unittest.TestCase):
                     mock.patch.object(tool.shutil, 'which', return_value='/bin/true'), \
                     mock.patch.object(harness, 'kernel_path', return_value=kernel), \
                     mock.patch.object(tool, 'initramfs_stale', return_value=False), \
-                    mock.patch.object(harness, 'boot',
-                                      return_value=harness.parse_console(console)), \
-                    contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+                    mock.patch.object(harness, 'boot', side_effect=[
+                        harness.parse_console(c) for c in consoles]), \
+                    contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(io.StringIO()):
                 rc = tool.run(args)
-        self.assertEqual(rc, 1, out.getvalue())
-        self.assertIn("FAIL bounded run 1: 1 malformed: ['E2E: data']", out.getvalue())
-        self.assertIn('Malformed E2E lines skipped (by policy): bounded 1.', out.getvalue())
+        return rc, out.getvalue()
+
+    def test_a_full_run_fails_on_a_malformed_line(self):
+        console = GOOD.replace('E2E: data ok\n', 'E2E: data\nE2E: data ok\n')
+        rc, out = self.full_run(['--policy', 'bounded', '--runs', '1'], [console])
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL bounded run 1: every E2E line was read (none malformed): "
+                      "1 malformed: ['E2E: data']", out)
+        self.assertIn('Malformed E2E lines skipped (by policy): bounded 1.', out)
+        self.assertEqual(out.splitlines()[-1], 'e2e: 9 passed, 1 failed')
+
+    def test_a_full_run_checks_every_boot_and_prints_its_count(self):
+        # review F4: each policy's boots, the unbounded one's lockdep
+        # report expected (README), with the count line of the stall's
+        rc, out = self.full_run(['--runs', '2'],
+                                [GOOD, GOOD, GOOD, GOOD, GOOD, LOCKDEP])
+        self.assertEqual(rc, 0, out)
+        for policy in harness.POLICIES:
+            for k in (1, 2):
+                self.assertIn(f'ok   {policy} run {k}: the run completed', out)
+                self.assertIn(f'ok   {policy} run {k}: the data read back is the '
+                              f'data written', out)
+        self.assertIn('ok   none run 1: no lockdep report', out)
+        self.assertNotIn('unbounded run 1: no lockdep report', out)
+        # 10 checks per boot, 9 for unbounded (no lockdep report)
+        self.assertEqual(out.splitlines()[-1], 'e2e: 58 passed, 0 failed')
+
+    def test_a_full_run_fails_a_hang_corrupt_data_or_a_lockdep_report(self):
+        # each passed every check of a full run before review F4: a hang
+        # with nothing left isolated, no `data` line (the writers did not
+        # finish), a mismatch, a lockdep report with a bound
+        hung = GOOD.replace('E2E: result completed\n', 'E2E: result hung\n') \
+            .replace('E2E: data ok\n', '') \
+            + '[   50.0] INFO: task dd:140 blocked for more than 20 seconds.\n'
+        mismatch = GOOD.replace('E2E: data ok\n', 'E2E: data mismatch\n')
+        for console, policy, failures in (
+                (hung, 'bounded', ['the run completed: hung',
+                                   'no hung-task report: 1 reports',
+                                   'the data read back is the data written: '
+                                   'data None']),
+                (mismatch, 'none', ['the data read back is the data written: '
+                                    'data mismatch']),
+                (LOCKDEP, 'bounded', ['no lockdep report: [']),
+                (LOCKDEP, 'none', ['no lockdep report: ['])):
+            with self.subTest(policy=policy, failures=failures):
+                rc, out = self.full_run(['--policy', policy, '--runs', '1'],
+                                        [console])
+                self.assertEqual(rc, 1, out)
+                for failure in failures:
+                    self.assertIn(f'FAIL {policy} run 1: {failure}', out)
+                fails = [line for line in out.splitlines()
+                         if line.startswith('FAIL')]
+                self.assertEqual(len(fails), len(failures), out)
+                total = 9 if policy == 'unbounded' else 10
+                self.assertEqual(out.splitlines()[-1],
+                                 f'e2e: {total - len(failures)} passed, '
+                                 f'{len(failures)} failed')
 
     def test_short_leaves_headroom_unless_told(self):
         tool = load_e2e_tool()
