@@ -4,6 +4,7 @@ environment, the base tag and the reviewer notes' ref, format-patch as the
 series is exported, and questions about a tree (its base commit, a git
 operation left half done, its kernel version)."""
 
+import functools
 import os
 import re
 import shutil
@@ -34,13 +35,45 @@ BASE_ENV = {
 }
 
 
+# What `git rev-parse --local-env-vars` prints (git 2.39), for a machine
+# where it cannot be asked: git itself is missing, and git() says so.
+LOCAL_ENV_VARS = (
+    'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_CONFIG', 'GIT_CONFIG_PARAMETERS',
+    'GIT_CONFIG_COUNT', 'GIT_OBJECT_DIRECTORY', 'GIT_DIR', 'GIT_WORK_TREE',
+    'GIT_IMPLICIT_WORK_TREE', 'GIT_GRAFT_FILE', 'GIT_INDEX_FILE',
+    'GIT_NO_REPLACE_OBJECTS', 'GIT_REPLACE_REF_BASE', 'GIT_PREFIX',
+    'GIT_INTERNAL_SUPER_PREFIX', 'GIT_SHALLOW_FILE', 'GIT_COMMON_DIR')
+
+
+@functools.cache
+def local_env_vars() -> tuple[str, ...]:
+    """The variables that tie git to one repository (GIT_DIR,
+    GIT_INDEX_FILE, GIT_WORK_TREE ...), as this git names them (git
+    rev-parse --local-env-vars, asked once, without them), and those of
+    LOCAL_ENV_VARS."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith('GIT_')}
+    try:
+        proc = subprocess.run(['git', 'rev-parse', '--local-env-vars'],
+                              env=clean, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    except OSError:
+        return LOCAL_ENV_VARS
+    named = proc.stdout.split() if proc.returncode == 0 else []
+    return tuple(dict.fromkeys([*named, *LOCAL_ENV_VARS]))
+
+
 def git_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment the tools run git in: the user's global and system
     configuration switched off (format.*, diff.*, core.abbrev ... must not
     change what is exported or compared; the tree's own config still
     applies), the C locale, no prompts, no optional locks (git status must
-    not rewrite the index of a tree it is only looking at)."""
-    full_env = dict(os.environ)
+    not rewrite the index of a tree it is only looking at), and none of
+    the variables that tie git to one repository (local_env_vars(): a
+    GIT_DIR exported by a git hook, say, must not turn git -C <tree> to
+    another repository).  @env is added last: a caller may set one of
+    those (check-series' scratch GIT_INDEX_FILE)."""
+    local = set(local_env_vars())
+    full_env = {k: v for k, v in os.environ.items() if k not in local}
     full_env.update({'LC_ALL': 'C', 'GIT_TERMINAL_PROMPT': '0',
                      'GIT_OPTIONAL_LOCKS': '0',
                      'GIT_CONFIG_GLOBAL': os.devnull,

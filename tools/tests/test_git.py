@@ -4,8 +4,10 @@ wrong (no git, no repository) exits 3, any other failure 1, and both name
 git's own reason; a patch git am cannot read is refused with git's reason."""
 
 import os
+import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 from fixtures import Isolated, ScratchRepo
 
@@ -74,6 +76,51 @@ class GitTest(Isolated):
         self.assertEqual(err.code, cli.EXIT_FAIL)
         self.assertIn("failed in {}: error: pathspec 'no-such-branch' did not "
                       "match".format(repo), str(err))
+
+
+class RepositoryVariablesTest(ScratchRepo):
+    """Review F13: the variables that tie git to one repository (GIT_DIR,
+    GIT_INDEX_FILE, GIT_WORK_TREE ..., exported inside a git hook, say)
+    do not reach the tools' git, which runs on the kernel tree."""
+
+    def test_git_env_drops_what_git_rev_parse_local_env_vars_names(self):
+        named = subprocess.run(['git', 'rev-parse', '--local-env-vars'],
+                               env=self.env, stdout=subprocess.PIPE,
+                               text=True, check=True).stdout.split()
+        for name in ('GIT_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE',
+                     'GIT_CONFIG_PARAMETERS'):
+            self.assertIn(name, named)
+        local = {name: str(self.tmp / 'elsewhere') for name in named}
+        with mock.patch.dict(os.environ, {**local, 'GIT_AUTHOR_NAME': 'A'}):
+            env = kgit.git_env()
+            self.assertEqual(sorted(set(named) & set(env)), [])
+            self.assertEqual(env['GIT_AUTHOR_NAME'], 'A')   # not a repository's
+            # a caller's own is kept: check-series' scratch index
+            env = kgit.git_env({'GIT_INDEX_FILE': '/scratch/index'})
+            self.assertEqual(env['GIT_INDEX_FILE'], '/scratch/index')
+            self.assertNotIn('GIT_DIR', env)
+
+    def test_prepare_and_export_under_a_hook_s_environment(self):
+        # what a pre-commit hook of another repository exports
+        other = self.tmp / 'other'
+        self.git('init', '-q', str(other), cwd=self.tmp)
+        hook = {'GIT_DIR': str(other / '.git'), 'GIT_WORK_TREE': str(other),
+                'GIT_INDEX_FILE': str(other / '.git' / 'index')}
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        proc = self.tool('tools/export', env=hook)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((self.patches / 'series').read_text().splitlines()[-1],
+                         '0001-mm-vmscan-change-three.patch')
+        proc = self.tool('tools/prepare', env=hook)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('up to date', proc.stdout + proc.stderr)
+        proc = self.tool('tools/check-series', env=hook)
+        self.assertIn('ok   applies', proc.stdout)
+        # the other repository was not touched
+        self.assertEqual(subprocess.run(
+            ['git', '-C', str(other), 'rev-list', '--all'], env=self.env,
+            stdout=subprocess.PIPE, text=True).stdout, '')
 
 
 class UnreadablePatchTest(ScratchRepo):
