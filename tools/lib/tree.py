@@ -253,6 +253,26 @@ def _pending_work(tree: Path, patches: list[Path],
     return applied, stale, problems, keys[:applied]
 
 
+def series_differences(tree: Path, patches: list[Path]) -> list[str]:
+    """Why @tree's commits above the base are not exactly @patches (the
+    series), by _pending_work(), the test tools/prepare makes: uncommitted
+    changes, commits that are not in kernel-patches/, patches of the series
+    the tree does not hold, commits of an earlier series above them.  An
+    empty list: the tree is base + series, nothing else."""
+    with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:
+        applied, stale, problems, _ = _pending_work(tree, patches, tmpdir)
+    if stale:
+        problems.append(f'{stale} commit(s) of an earlier series above the '
+                        f'series\' patches')
+    if applied < len(patches) and not any(p.startswith('HEAD is not')
+                                          for p in problems):
+        missing = patches[applied:]
+        problems.append(f'{len(missing)} patch(es) of the series that are not '
+                        f'its commits in order ({missing[0].name}'
+                        f'{" ..." if len(missing) > 1 else ""})')
+    return problems
+
+
 def _record_applied(tree: Path, since: str) -> None:
     """Records the commits above since, which tools/prepare just applied."""
     with tempfile.TemporaryDirectory(prefix='kbranch-') as tmpdir:

@@ -404,6 +404,125 @@ class SubCommandTest(ScratchRepo):
         self.assertIn('mm/vmscan.o', args)
         self.assertNotIn('mm/other.o', args)
 
+    def fake_make(self, seconds=0):
+        """A make on PATH that writes its arguments to self.tmp/make-args
+        (and sleeps @seconds); the PATH to run it with."""
+        bin_dir = self.tmp / 'bin'
+        bin_dir.mkdir(exist_ok=True)
+        (bin_dir / 'make').write_text(
+            f'#!/bin/sh\necho "$@" >> {self.tmp / "make-args"}\nsleep {seconds}\n')
+        (bin_dir / 'make').chmod(0o755)
+        return f'{bin_dir}:{self.env["PATH"]}'
+
+    def test_bisect_builds_only_a_tree_that_is_the_series(self):
+        # review F12: it built the tree's commits under the series' names
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        path = self.fake_make()
+        (self.tree / 'mm' / 'vmscan.c').write_text('edited, not committed\n')
+        proc = self.tool('tools/check-series', 'bisect', env={'PATH': path})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(lines[:2], ['ok   series', 'FAIL builds'])
+        self.assertIn('is not base + the series of kernel-patches/: uncommitted '
+                      'changes (mm/vmscan.c)', lines[2])
+        self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
+        self.git('checkout', '-q', '--', 'mm/vmscan.c')
+        # the same number of commits, one of them reworded and not exported
+        self.git('commit', '-q', '--amend', '-m', 'mm/vmscan: change three, '
+                 'reworded\n\nWhy, what and how.\n\nSigned-off-by: Test '
+                 'Author <author@example.org>')
+        proc = self.tool('tools/check-series', 'bisect', env={'PATH': path})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("1 commit(s) that are not in kernel-patches/ "
+                      "(", proc.stdout)
+        self.assertIn('mm/vmscan: change three, reworded)', proc.stdout)
+        self.assertIn('export the work (tools/export), or bring the tree to '
+                      'the series (tools/prepare)', ' '.join(proc.stdout.split()))
+        self.assertFalse((self.tmp / 'make-args').exists())
+        # the series exported: it builds
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        proc = self.tool('tools/check-series', 'bisect', env={'PATH': path})
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.splitlines(), [
+            'ok   series', 'ok   builds 0001-mm-vmscan-change-three-reworded.patch',
+            'check-series: 2 passed, 0 failed'])
+
+    def test_bisect_counts_its_prefixes_and_beats_while_make_builds(self):
+        import contextlib
+        import io
+        import os
+        from unittest import mock
+        import kunitpy
+        self.prepared()
+        for n in (3, 5):
+            self.commit_change(n, f'line {n} changed', f'mm/vmscan: change {n}')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        patches = sorted(self.patches.glob('0*.patch'))
+        tool = load_check_series()
+        beats, outs = [], []
+        real = kunitpy.Heartbeat
+
+        def heartbeat(build):
+            outs.append(io.StringIO())
+            beat = real(build, out=outs[-1], period=0.05)
+            beats.append(beat)
+            return beat
+
+        # more CPUs allowed than os.cpu_count() says: -j must be these
+        cpus = set(range((os.cpu_count() or 1) + 3))
+        err = io.StringIO()
+        env = {**self.env, 'PATH': self.fake_make(seconds=1)}
+        with mock.patch.dict(os.environ, env), \
+                mock.patch.object(os, 'sched_getaffinity', return_value=cpus), \
+                mock.patch.object(kunitpy, 'Heartbeat', side_effect=heartbeat), \
+                contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
+            report = tool.Report()
+            try:
+                tool.check_bisect(self.tree, patches, report, start=2)
+            finally:
+                kunitpy._HELD.close()
+        self.assertEqual((report.passed, report.failed), (1, 0))
+        self.assertIn(f'check-series: bisect 2/2: building up to {patches[1].name}',
+                      err.getvalue())
+        self.assertNotIn('bisect 1/2', err.getvalue())
+        self.assertEqual(len(beats), 1)
+        self.assertEqual(beats[0].build, self.tmp / 'build' / 'bisect')
+        self.assertIn('still building after 0 min', outs[0].getvalue())
+        args = (self.tmp / 'make-args').read_text().splitlines()
+        self.assertEqual([a.split()[-1] for a in args],
+                         ['olddefconfig', f'-j{len(cpus)}'])
+
+    def test_w1_runs_make_on_the_cpus_it_may_use(self):
+        import contextlib
+        import io
+        import os
+        from unittest import mock
+        import kunitpy
+        import tree as ktree
+        build = self.tmp / 'build' / 'default'
+        (build / 'mm').mkdir(parents=True)
+        (build / '.config').write_text('CONFIG_KUNIT=y\n')
+        (build / 'mm' / 'vmscan.o').write_text('')
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        tool = load_check_series()
+        cpus = set(range((os.cpu_count() or 1) + 3))
+        env = {**self.env, 'PATH': self.fake_make()}
+        with mock.patch.dict(os.environ, env), \
+                mock.patch.object(os, 'sched_getaffinity', return_value=cpus), \
+                contextlib.redirect_stderr(io.StringIO()):
+            try:
+                problems, _ = tool.check_w1(self.tree, sorted(self.patches.glob('0*.patch')))
+            finally:
+                kunitpy._HELD.close()
+                ktree.release_tree(self.tree)
+        self.assertEqual(problems, [])
+        self.assertIn(f'-j{len(cpus)}', (self.tmp / 'make-args').read_text().split())
+
     def test_an_empty_series_fails_the_checks_that_need_patches(self):
         self.prepared()
         proc = self.tool('tools/check-series')
