@@ -1327,6 +1327,30 @@ class RefusalTest(ScratchRepo):
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertIn(message, proc.stderr)
 
+    def test_short_refuses_the_options_it_would_ignore(self):
+        # review F14: --short --runs 5 --policy unbounded ran one bounded boot
+        bounded = "--short runs one boot of the bounded policy (CI's form): it takes no "
+        for args, message in (
+                (['--short', '--runs', '5', '--policy', 'unbounded'],
+                 bounded + '--runs or --policy; leave --short out'),
+                (['--short', '--runs', '1'], bounded + '--runs;'),
+                (['--short', '--policy', 'bounded'], bounded + '--policy;'),
+                (['--scenario', 'fs', '--short', '--runs', '2'],
+                 '--short runs one boot per --fs and --pressure (default ext4 '
+                 'under memcg pressure), with no policy (CI\'s form): it takes '
+                 'no --runs')):
+            with self.subTest(args=args):
+                proc = self.tool('tools/e2e', 'run', *args)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(message, proc.stderr)
+                self.assertEqual(proc.stdout, '')
+        tool = load_e2e_tool()
+        for argv, runs in ((['run'], 3), (['run', '--short'], 3),
+                           (['run', '--runs', '5'], 5)):
+            ns = tool.parser_of().parse_args(argv)
+            tool.check_run_args(ns)
+            self.assertEqual(ns.runs, runs, argv)
+
     def test_each_sub_command_takes_only_its_own_options(self):
         cases: list[list[str]] = [
             ['build', '--runs', '9'], ['initramfs', '--no-setup'],

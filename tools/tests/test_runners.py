@@ -19,12 +19,20 @@ import kunitpy
 import paths
 
 
+# fake_kunit.py's suites
+FAKE_SUITES = ('alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta')
+
+
 class RunnerTest(ScratchRepo):
 
     def setUp(self):
         super().setUp()
         self.prepared()
         self.kunit_dir = self.install_fake_kunit()
+        # what a --suite glob may name before the build
+        for suite in FAKE_SUITES:
+            (self.repo / 'kunit' / 'suites' / f'{suite}.config').write_text(
+                f'# {suite}: a suite of fake_kunit.py\n')
         self.build = self.tmp / 'build' / 'default'
         self.results = self.tmp / 'results' / 'default'
 
@@ -182,11 +190,42 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(proc.returncode, 2)
         self.assertIn('--repeat must be positive', proc.stderr)
 
-    def test_unknown_suite_name(self):
-        proc = self.tool('tools/run-suites', '--suite', 'no_such_suite')
-        self.assertEqual(proc.returncode, 2)
-        self.assertIn('no suite matches no_such_suite', proc.stderr)
-        self.assertIn('alpha, beta, gamma, delta', proc.stderr)
+    def test_unknown_suite_name_is_refused_before_the_build(self):
+        # review F14: a typo was refused only after the build
+        proc = self.tool('tools/run-suites', '--suite', 'alpha', '--suite',
+                         'no_such_suite*')
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn('no suite of kunit/suites/*.config or of the series '
+                      'matches no_such_suite*; known: alpha, beta, delta, '
+                      'epsilon, fs_reclaim_map, gamma, lockdep_reclaim_fs, ',
+                      proc.stderr)
+        self.assertTrue(proc.stderr.strip().endswith('nothing was built'),
+                        proc.stderr)
+        self.assertFalse((self.build / 'calls').exists())
+        self.assertFalse(self.build.exists())
+        # a suite a patch of the series adds, not named by a fragment
+        (self.patches / '0001-omega.patch').write_text(
+            '+static struct kunit_suite omega_suite = {\n'
+            '+\t.name = "omega",\n+\t.test_cases = omega_cases,\n+};\n')
+        (self.patches / 'series').write_text('0001-omega.patch\n')
+        rs = load_tool('tools/run-suites', 'run_suites')
+        self.assertIn('omega', rs.KUNIT_SUITE_RE.findall(
+            (self.patches / '0001-omega.patch').read_text()))
+        # known, but not in the build: refused once it has the build's list
+        proc = self.tool('tools/run-suites', '--suite', 'omega')
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn('no suite matches omega; the default build has: '
+                      'alpha, beta, gamma, delta', proc.stderr)
+        self.assertTrue((self.build / 'calls').exists())
+
+    def test_the_known_suites_are_the_series(self):
+        # every suite of the series, vmscan_reclaim_fs too, which
+        # lockdep_reclaim_fs.config builds
+        rs = load_tool('tools/run-suites', 'run_suites')
+        self.assertGreaterEqual(set(rs.known_suites()), {
+            'fs_reclaim_map', 'lockdep_reclaim_fs', 'vmscan_reclaim_fs',
+            'nfs_commit_lockdep', 'nfsd_commit_lockdep', 'nfs_commit_wait',
+            'vmscan_isolation', 'vmscan_isolation_lockdep'})
 
     def test_build_failure_fails_without_running(self):
         proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
@@ -351,6 +390,18 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(proc.returncode, 0)
         self.assertNotIn('kunit.py run options', proc.stdout)
         self.assertFalse((self.build / 'calls').exists())
+
+    def test_help_before_a_tree_says_the_descriptions_come_with_it(self):
+        # review F14: 6.12's copy has the options' names, not their help
+        note = ("kunit.py's own descriptions of its options are listed here "
+                "once the tree is prepared")
+        proc = self.tool('tools/kunit', 'run', '-h',
+                         env={'RECLAIM_TREE': str(self.tmp / 'no-tree')})
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertIn(note, ' '.join(proc.stdout.split()))
+        proc = self.tool('tools/kunit', 'run', '-h')
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        self.assertNotIn(note, ' '.join(proc.stdout.split()))
 
     def test_jobs_is_kunit_py_default_unless_given(self):
         self.tool('tools/kunit', 'build', '--no-setup')
