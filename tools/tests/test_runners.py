@@ -258,7 +258,7 @@ class RunnerTest(ScratchRepo):
     def test_a_variant_named_as_the_tools_own_directories_is_refused(self):
         # $RECLAIM_BUILD_DIR/<name> and $RECLAIM_RESULTS/<name> are theirs
         variants = self.repo / 'kunit' / 'variants'
-        for name in ('e2e', 'bisect', 'mutants', 'default'):
+        for name in ('e2e', 'bisect', 'mutants', 'default', 'e2e-pre-cce0be6eb497'):
             with self.subTest(name=name):
                 (variants / f'{name}.config').write_text('CONFIG_FOO=y\n')
                 runs: list[tuple[str, list[str]]] = [
@@ -287,6 +287,13 @@ class RunnerTest(ScratchRepo):
                 if own and re.search(r'results_dir\(\) / NAME', text):
                     names.add(own.group(1))
         self.assertGreaterEqual(names, {'e2e', 'bisect', 'mutants', 'default'})
+        # tools/e2e build's own (review F15): harness.build_dir() of the
+        # kernels a diff makes, $RECLAIM_BUILD_DIR/e2e-pre-cce0be6eb497 ...
+        sys.path.insert(0, str(repo / 'e2e'))
+        import harness
+        e2e = {harness.build_dir(k).name for k in ('branch', *harness.DIFF_KERNELS)}
+        self.assertIn('e2e-pre-cce0be6eb497', e2e)
+        names |= e2e
         self.assertLessEqual(names, set(kunitpy.RESERVED_VARIANTS))
 
     def test_kunit_py_missing(self):
