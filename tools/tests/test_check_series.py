@@ -372,13 +372,19 @@ class SubCommandTest(ScratchRepo):
             f'first (tools/kunit build)'))
         self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
 
-    def test_w1_names_the_touched_c_files_it_did_not_compile(self):
+    def w1_build(self) -> Path:
+        """A default build directory with mm/vmscan.o only, and a prepared
+        tree whose third patch changes mm/vmscan.c."""
         build = self.tmp / 'build' / 'default'
         (build / 'mm').mkdir(parents=True)
         (build / '.config').write_text('CONFIG_KUNIT=y\n')
         (build / 'mm' / 'vmscan.o').write_text('')
         self.prepared()
         self.commit_change(3, 'three', 'mm/vmscan: change three')
+        return build
+
+    def test_w1_names_the_touched_c_files_it_did_not_compile(self):
+        build = self.w1_build()
         (self.tree / 'mm' / 'other.c').write_text('int other;\n')
         self.git('add', 'mm/other.c')
         self.git('commit', '-q', '-m', 'mm/other: add a file\n\nWhy, what and '
@@ -502,12 +508,7 @@ class SubCommandTest(ScratchRepo):
         from unittest import mock
         import kunitpy
         import tree as ktree
-        build = self.tmp / 'build' / 'default'
-        (build / 'mm').mkdir(parents=True)
-        (build / '.config').write_text('CONFIG_KUNIT=y\n')
-        (build / 'mm' / 'vmscan.o').write_text('')
-        self.prepared()
-        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.w1_build()
         self.assertEqual(self.tool('tools/export').returncode, 0)
         tool = load_check_series()
         cpus = set(range((os.cpu_count() or 1) + 3))
