@@ -11,6 +11,7 @@ from fixtures import ScratchRepo, snapshot
 COVER = 'Reclaim: tests for the isolation throttle'
 COVER_TEXT = (f'{COVER}\n\nThe problem, the design\nand the numbers.\n\n'
               'Second paragraph.\n')
+POSTING_COVER = 'mm/vmscan: the two ends of the file'
 
 
 class ExportTest(ScratchRepo):
@@ -417,6 +418,317 @@ class ExportTest(ScratchRepo):
         proc = self.tool('tools/export', '--patch-dir', other)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertTrue(theirs.is_file(), 'never removed')
+
+    # --- postings ------------------------------------------------------
+
+    def posting(self, name='vmscan', subjects=('mm/vmscan: change three',
+                                               'mm/vmscan: change thirty'),
+                cover=POSTING_COVER):
+        """kernel-patches/postings/<name>/ with its subjects and cover
+        text; a commit at line 30 goes above the setUp's two."""
+        if 'mm/vmscan: change thirty' not in self.git('log', '--format=%s'):
+            self.commit_change(30, 'thirty', 'mm/vmscan: change thirty')
+        posting = self.patches / 'postings' / name
+        posting.mkdir(parents=True, exist_ok=True)
+        (posting / 'subjects').write_text(
+            '# the commits, by subject\n\n' + ''.join(s + '\n' for s in subjects))
+        (posting / 'cover-letter.txt').write_text(
+            f'{cover}\n\nOnly the ends of vmscan.c.\n')
+        return posting
+
+    def tree_state(self):
+        """What export must leave alone in the tree: HEAD, its checkout,
+        refs, worktrees."""
+        return (self.git('rev-parse', 'HEAD'), self.git('status', '--porcelain'),
+                self.git('for-each-ref'), self.git('worktree', 'list', '--porcelain'),
+                self.git('symbolic-ref', 'HEAD'))
+
+    def test_a_posting_of_two_commits_apart(self):
+        fake = '0123456789abcdef0123456789abcdef01234567'
+        base = (self.patches / 'BASE').read_text()
+        (self.patches / 'BASE').write_text(f'{base}UPSTREAM_COMMIT={fake}\n')
+        posting = self.posting()
+        self.git('notes', '--ref=kbranch', 'add', '-m', 'checkpatch: a reason',
+                 'HEAD')                # change thirty's
+        state = self.tree_state()
+        proc = self.tool('tools/export', env={'TMPDIR': str(self.scratch())})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(self.tree_state(), state, 'the tree is not touched')
+        self.assertEqual(list(self.scratch().iterdir()), [], 'no scratch left')
+        one = posting / '0001-mm-vmscan-change-three.patch'
+        two = posting / '0002-mm-vmscan-change-thirty.patch'
+        cover = posting / '0000-cover-letter.patch'
+        self.assertIn(f'wrote {cover}', proc.stdout.splitlines())
+        self.assertIn(f'wrote {two}', proc.stdout.splitlines())
+        self.assertEqual(sorted(p.name for p in posting.iterdir()),
+                         [cover.name, one.name, two.name, 'cover-letter.txt',
+                          'series', 'subjects'])
+        self.assertEqual((posting / 'series').read_text().splitlines()[-2:],
+                         [one.name, two.name])
+        text = cover.read_text()
+        self.assertIn(f'\nSubject: [PATCH 0/2] {POSTING_COVER}\n', text)
+        self.assertIn('\n\nOnly the ends of vmscan.c.\n\n', text)
+        self.assertIn('Test Author (2):\n  mm/vmscan: change three\n'
+                      '  mm/vmscan: change thirty\n', text)
+        self.assertNotIn('change eight', text)
+        self.assertTrue(text.endswith(
+            f'not tested on plain v6.12.118)\nbase-commit: {fake}\n'
+            f'-- \ntools/export\n\n'), text)
+        self.assertIn('Subject: [PATCH 1/2] mm/vmscan: change three\n',
+                      one.read_text())
+        self.assertIn('Subject: [PATCH 2/2] mm/vmscan: change thirty\n',
+                      two.read_text())
+        # the author, date and message of the series' own patch, its note
+        ours = (self.patches / '0003-mm-vmscan-change-thirty.patch').read_text()
+        theirs = two.read_text()
+        self.assertEqual(ours.split('\n---\n')[0].replace('[PATCH]', '[PATCH 2/2]'),
+                         theirs.split('\n---\n')[0])
+        self.assertIn('Notes (kbranch):\n    checkpatch: a reason\n', theirs)
+        self.assertNotIn('\n-- \n', theirs)    # --no-signature
+        # git am applies it on the base: lines 3 and 30, not 8
+        clone = self.tmp / 'am'
+        self.git('clone', '-q', str(self.tree), str(clone))
+        self.git('checkout', '-q', '--detach', 'kbranch/base', cwd=clone)
+        self.git('am', '-q', str(one), str(two), cwd=clone)
+        lines = (clone / 'mm' / 'vmscan.c').read_text().splitlines()
+        self.assertEqual((lines[2], lines[7], lines[29]), ('three', 'line 8', 'thirty'))
+        fmt = '--format=%an %ae %ad%n%B'
+        self.assertEqual(self.git('log', '-2', fmt, cwd=clone),
+                         self.git('log', '-1', fmt, 'HEAD') + '\n\n' +
+                         self.git('log', '-1', fmt, 'HEAD~2'))
+        # again: nothing changes
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('up to date', proc.stdout)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def scratch(self):
+        """An empty TMPDIR for export: what it leaves there shows."""
+        path = self.tmp / 'scratch'
+        path.mkdir(exist_ok=True)
+        return path
+
+    def test_a_posting_follows_its_subjects_and_the_tree(self):
+        posting = self.posting()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (posting / 'subjects').write_text('mm/vmscan: change eight\n'
+                                          'mm/vmscan: change thirty\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f'removed {posting}/0001-mm-vmscan-change-three.patch',
+                      proc.stdout.splitlines())
+        self.assertEqual(sorted(p.name for p in posting.glob('*.patch')),
+                         ['0000-cover-letter.patch',
+                          '0001-mm-vmscan-change-eight.patch',
+                          '0002-mm-vmscan-change-thirty.patch'])
+        self.assertEqual(proc.stdout.splitlines(), [
+            f'wrote {posting}/0000-cover-letter.patch',
+            f'wrote {posting}/0001-mm-vmscan-change-eight.patch',
+            # on eight, not three: its index line changes
+            f'wrote {posting}/0002-mm-vmscan-change-thirty.patch',
+            f'wrote {posting}/series',
+            f'removed {posting}/0001-mm-vmscan-change-three.patch'])
+        # a reworded commit: its patch in the posting follows
+        self.git('commit', '-q', '--amend', '-m', 'mm/vmscan: change thirty\n\n'
+                 'Reworded.\n\nSigned-off-by: Test Author <author@example.org>')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertIn('\nReworded.\n',
+                      (posting / '0002-mm-vmscan-change-thirty.patch').read_text())
+        # a posting gone (its subjects and cover text removed): what export
+        # wrote goes, the rest stays
+        (posting / 'notes.txt').write_text('mine\n')
+        (posting / 'subjects').unlink()
+        (posting / 'cover-letter.txt').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(p.name for p in posting.iterdir()), ['notes.txt'])
+        (posting / 'notes.txt').unlink()
+        self.posting()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (posting / 'subjects').unlink()
+        (posting / 'cover-letter.txt').unlink()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertFalse(posting.exists(), 'nothing else was in it')
+
+    def test_a_subject_that_matches_nothing_writes_nothing(self):
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        posting = self.posting(subjects=('mm/vmscan: change three',
+                                         'mm/vmscan: change thirteen'))
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        self.assertIn(f'{posting}/subjects:4: no commit above the base has the '
+                      f'subject "mm/vmscan: change thirteen"', proc.stderr)
+        self.assertIn('the posting vmscan is not written', proc.stderr)
+        self.assertIn(f'edit {posting}/subjects', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before,
+                         'nothing was written: not the series\'s new patch either')
+        # a posting written before whose commit is gone: nothing changes
+        self.posting()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        before = snapshot(self.patches)
+        self.git('commit', '-q', '--amend', '-m', 'mm/vmscan: change 30')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('"mm/vmscan: change thirty"', proc.stderr)
+        self.assertIn('the posting vmscan is not written', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_bad_subjects(self):
+        self.commit_change(12, 'twelve', 'mm/vmscan: change eight')
+        for subjects, why in (
+                (('mm/vmscan: change thirty', 'mm/vmscan: change three'),
+                 ':4: "mm/vmscan: change three" comes before "mm/vmscan: '
+                 'change thirty" in the series'),
+                (('mm/vmscan: change three', 'mm/vmscan: change three'),
+                 ':4: "mm/vmscan: change three" is listed twice'),
+                (('mm/vmscan: change eight',),
+                 ':3: 2 commits above the base have the subject '
+                 '"mm/vmscan: change eight"'),
+                ((), 'subjects lists no subject')):
+            self.posting(subjects=subjects)
+            before = snapshot(self.patches)
+            proc = self.tool('tools/export')
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn(why, proc.stderr)
+            self.assertEqual(snapshot(self.patches), before)
+        posting = self.posting(subjects=('mm/vmscan: change three',))
+        (posting / 'cover-letter.txt').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('needs both subjects and cover-letter.txt', proc.stderr)
+        (posting / 'cover-letter.txt').write_text('no blank line\nafter it\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f'{posting}/cover-letter.txt: expected a subject line',
+                      proc.stderr)
+        posting.rename(posting.with_name('Vmscan'))
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("Vmscan: a posting's name is lowercase letters", proc.stderr)
+
+    def test_a_commit_that_does_not_apply_alone(self):
+        self.commit_change(3, 'three again', 'mm/vmscan: change three again')
+        posting = self.posting(subjects=('mm/vmscan: change eight',
+                                         'mm/vmscan: change three again'))
+        state = self.tree_state()
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export', env={'TMPDIR': str(self.scratch())})
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        again = self.git('rev-parse', '--short=12', 'HEAD~1')
+        eight = self.git('rev-parse', '--short=12', 'HEAD~2')
+        self.assertIn(f'posting vmscan: commit {again} ("mm/vmscan: change three '
+                      f'again") does not apply on the base with the 1 commit(s) '
+                      f'listed before it ({eight}): CONFLICT (content): Merge '
+                      f'conflict in mm/vmscan.c; nothing was written', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+        self.assertEqual(self.tree_state(), state)
+        self.assertEqual(len(self.git('worktree', 'list').splitlines()), 1)
+        self.assertEqual(list(self.scratch().iterdir()), [], 'no scratch left')
+        # with the commit it needs, it applies
+        (posting / 'subjects').write_text('mm/vmscan: change three\n'
+                                          'mm/vmscan: change three again\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue((posting / '0002-mm-vmscan-change-three-again.patch').is_file())
+
+    def test_ctrl_c_leaves_nothing_behind(self):
+        """SIGINT while a cherry-pick runs: no scratch clone, no worktree,
+        nothing written."""
+        self.posting()
+        shim = self.tmp / 'bin'
+        shim.mkdir()
+        real = subprocess.run(['sh', '-c', 'command -v git'], text=True,
+                              stdout=subprocess.PIPE, check=True).stdout.strip()
+        (shim / 'git').write_text(
+            '#!/bin/sh\n'
+            'case " $* " in *" cherry-pick "*) kill -INT $PPID; sleep 5;; esac\n'
+            f'exec {real} "$@"\n')
+        (shim / 'git').chmod(0o755)
+        state = self.tree_state()
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export', env={
+            'TMPDIR': str(self.scratch()),
+            'PATH': f'{shim}:{self.env["PATH"]}'})
+        self.assertEqual(proc.returncode, 130, proc.stderr)
+        self.assertIn('interrupted', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+        self.assertEqual(self.tree_state(), state)
+        self.assertEqual(list(self.scratch().iterdir()), [], 'no scratch left')
+
+    def test_files_in_a_posting_it_did_not_write_are_kept(self):
+        posting = self.posting()
+        (posting / 'notes.txt').write_text('mine\n')
+        (posting / '0009-mine.patch').write_text('a patch of the user\n')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (posting / 'subjects').write_text('mm/vmscan: change thirty\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(p.name for p in posting.iterdir()), [
+            '0000-cover-letter.patch', '0001-mm-vmscan-change-thirty.patch',
+            '0009-mine.patch', 'cover-letter.txt', 'notes.txt', 'series',
+            'subjects'])
+        self.assertEqual((posting / 'notes.txt').read_text(), 'mine\n')
+        # one it would overwrite: refused, nothing written
+        (posting / 'subjects').write_text('mm/vmscan: change three\n'
+                                          'mm/vmscan: change thirty\n')
+        theirs = posting / '0002-mm-vmscan-change-thirty.patch'
+        theirs.write_text('a patch of the user\n')
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f'{posting} holds {theirs.name}, which tools/export did '
+                      f'not write', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+        theirs.unlink()
+        (posting / '0000-cover-letter.patch').write_text('my own\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f'{posting}/0000-cover-letter.patch was not written by '
+                      f'tools/export', proc.stderr)
+        (posting / 'series').write_text('mine.patch\n')
+        (posting / '0000-cover-letter.patch').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f'{posting}/series was not written by tools/export',
+                      proc.stderr)
+        # gone: its own series is not export's, nothing is removed
+        (posting / 'subjects').unlink()
+        (posting / 'cover-letter.txt').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue((posting / '0001-mm-vmscan-change-thirty.patch').is_file())
+        self.assertTrue((posting / '0009-mine.patch').is_file())
+
+    def test_a_posting_has_the_same_bytes_on_every_machine(self):
+        posting = self.posting()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        before = snapshot(self.patches)
+        for name in ['series'] + [p.name for p in posting.glob('*.patch')]:
+            (posting / name).unlink()
+        home = self.tmp / 'elsewhere'
+        home.mkdir()
+        proc = self.tool('tools/export', env={
+            'TZ': 'Pacific/Chatham', 'HOME': str(home), 'LANG': 'de_DE.UTF-8',
+            'GIT_COMMITTER_NAME': 'Someone Else',
+            'GIT_COMMITTER_EMAIL': 'else@example.org',
+            'GIT_COMMITTER_DATE': '2031-02-03T04:05:06+0700',
+            'GIT_AUTHOR_NAME': 'Someone Else',
+            'GIT_AUTHOR_DATE': '2031-02-03T04:05:06+0700'})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+        # and in another --patch-dir: the posting's files, the same bytes
+        other = self.tmp / 'outgoing'
+        proc = self.tool('tools/export', '--patch-dir', other)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(p.name for p in (other / 'postings' / 'vmscan').iterdir()),
+                         ['0000-cover-letter.patch', '0001-mm-vmscan-change-three.patch',
+                          '0002-mm-vmscan-change-thirty.patch', 'series'])
+        for path in (other / 'postings' / 'vmscan').iterdir():
+            self.assertEqual(path.read_bytes(), (posting / path.name).read_bytes())
 
     def test_no_tree(self):
         proc = self.tool('tools/export', env={'RECLAIM_TREE': str(self.tmp / 'none')})
