@@ -3,10 +3,11 @@
 tools/prepare, the cover letter, and refusing to export half the work."""
 
 import os
+import shutil
 import subprocess
 import unittest
 
-from fixtures import ScratchRepo, snapshot
+from fixtures import ScratchRepo, load_tool, snapshot
 
 COVER = 'Reclaim: tests for the isolation throttle'
 COVER_TEXT = (f'{COVER}\n\nThe problem, the design\nand the numbers.\n\n'
@@ -734,6 +735,269 @@ class ExportTest(ScratchRepo):
         proc = self.tool('tools/export', env={'RECLAIM_TREE': str(self.tmp / 'none')})
         self.assertEqual(proc.returncode, 3)
         self.assertIn('run tools/prepare first', proc.stderr)
+
+
+CHANGES = 'Changes in v2:\n- mm/vmscan: change eight says why.\n- New: mm/vmscan: change nine.\n'
+
+
+class VersionTest(ScratchRepo):
+    """kernel-patches/VERSION: a series in b4's form (review F6):
+    numbered, versioned subjects, the changes in the cover letter, and the
+    range-diff against the previous version from the repository's
+    history."""
+
+    def setUp(self):
+        super().setUp()
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.commit_change(8, 'eight', 'mm/vmscan: change eight')
+        (self.patches / 'cover-letter.txt').write_text(COVER_TEXT)
+        self.cover = self.patches / '0000-cover-letter.patch'
+        self.range_diff = self.patches / 'range-diff-v1..v2.txt'
+        # the repository, with v1 of the series committed
+        self.git('init', '-q', '-b', 'main', cwd=self.repo)
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.v1 = self.commit_patches('series: v1')
+
+    def commit_patches(self, message):
+        """Commits kernel-patches/ in the repository; returns its id."""
+        self.git('add', '-A', 'kernel-patches', cwd=self.repo)
+        self.git('commit', '-q', '-m', message, cwd=self.repo)
+        return self.git('rev-parse', 'HEAD', cwd=self.repo)
+
+    def make_v2(self):
+        """v2 in the tree: change eight reworded, change nine added; VERSION
+        2 and changes.txt written."""
+        self.git('commit', '-q', '--amend', '-m',
+                 'mm/vmscan: change eight\n\nWhy it changes, and how it was '
+                 'tested.\nAnd why it is needed.\n\n'
+                 'Signed-off-by: Test Author <author@example.org>')
+        self.commit_change(9, 'nine', 'mm/vmscan: change nine')
+        (self.patches / 'VERSION').write_text('2\n')
+        (self.patches / 'changes.txt').write_text(CHANGES)
+
+    def patch_files(self):
+        return [self.patches / n for n in
+                ('0001-mm-vmscan-change-three.patch',
+                 '0002-mm-vmscan-change-eight.patch',
+                 '0003-mm-vmscan-change-nine.patch')]
+
+    def test_without_version_nothing_changes(self):
+        before = snapshot(self.patches)
+        one = self.patches / '0001-mm-vmscan-change-three.patch'
+        self.assertIn('\nSubject: [PATCH] mm/vmscan: change three\n', one.read_text())
+        self.assertIn(f'\nSubject: [PATCH 0/2] {COVER}\n', self.cover.read_text())
+        # changes.txt without VERSION: not read
+        (self.patches / 'changes.txt').write_text('anything\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('up to date', proc.stdout)
+        (self.patches / 'changes.txt').unlink()
+        self.assertEqual(snapshot(self.patches), before)
+        self.assertEqual(list(self.patches.glob('range-diff*')), [])
+
+    def test_version_2(self):
+        self.make_v2()
+        state = self.git('for-each-ref'), self.git('rev-parse', 'HEAD')
+        proc = self.tool('tools/export', env={'TMPDIR': str(self.scratch())})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(list(self.scratch().iterdir()), [], 'no scratch left')
+        self.assertEqual((self.git('for-each-ref'), self.git('rev-parse', 'HEAD')),
+                         state, 'the tree is not touched')
+        self.assertIn(f'wrote {self.range_diff}', proc.stdout.splitlines())
+        one, two, three = self.patch_files()
+        # the file names of v1, the subjects numbered and versioned
+        self.assertEqual((self.patches / 'series').read_text().splitlines()[2:],
+                         [one.name, two.name, three.name])
+        for num, (path, what) in enumerate(((one, 'three'), (two, 'eight'),
+                                            (three, 'nine')), 1):
+            self.assertIn(f'\nSubject: [PATCH v2 {num}/3] mm/vmscan: change '
+                          f'{what}\n', path.read_text())
+        text = self.cover.read_text()
+        self.assertIn(f'\nSubject: [PATCH v2 0/3] {COVER}\n', text)
+        shortlog = self.git('shortlog', '-w72,2,4', 'kbranch/base..HEAD')
+        self.assertIn('\n\nSecond paragraph.\n\n' + CHANGES + '\n' + shortlog +
+                      '\n\n', text)
+        self.assertTrue(text.endswith('-- \ntools/export\n\n'))
+        # the range-diff: v1 as committed, against v2
+        diff = self.range_diff.read_text()
+        self.assertTrue(diff.startswith(
+            '# Written by tools/export: git range-diff of two versions of the '
+            f'series.\n# v1: the series in kernel-patches/ at commit '
+            f'{self.v1[:12]} of the repository\n'), diff)
+        self.assertRegex(diff, r'\n1:  [0-9a-f]{12} = 1:  [0-9a-f]{12} '
+                               r'mm/vmscan: change three\n')
+        self.assertRegex(diff, r'\n2:  [0-9a-f]{12} ! 2:  [0-9a-f]{12} '
+                               r'mm/vmscan: change eight\n')
+        self.assertIn('\n    +    And why it is needed.\n', diff)
+        self.assertRegex(diff, r'\n-:  -{12} > 3:  [0-9a-f]{12} '
+                               r'mm/vmscan: change nine\n')
+        self.assertNotIn('\x1b', diff)
+        # check-series reads the subjects; git am applies the series on the
+        # base and strips the prefix
+        check = load_tool('tools/check-series', 'check_series')
+        for path in (one, two, three):
+            subject, _ = check.message_of(path)
+            self.assertTrue(subject.startswith('Subject: [PATCH v2 '), subject)
+            self.assertTrue(check.SUBJECT_RE.match(subject), subject)
+        clone = self.tmp / 'am'
+        self.git('clone', '-q', str(self.tree), str(clone))
+        self.git('checkout', '-q', '--detach', 'kbranch/base', cwd=clone)
+        self.git('am', '-q', str(one), str(two), str(three), cwd=clone)
+        fmt = '--format=%an %ae %ad%n%B'
+        self.assertEqual(self.git('log', fmt, 'kbranch/base..HEAD', cwd=clone),
+                         self.git('log', fmt, 'kbranch/base..HEAD'))
+        # exporting again, with v2 committed: nothing changes
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('up to date', proc.stdout)
+        self.commit_patches('series: v2')
+        proc = self.tool('tools/export')
+        self.assertIn('up to date', proc.stdout)
+        self.assertEqual(snapshot(self.patches), before)
+        # tools/prepare applies it, and its commits export the same bytes
+        self.git('reset', '-q', '--hard', 'kbranch/base')
+        proc = self.prepared()
+        self.assertIn('3 newly applied', proc.stdout)
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertEqual(snapshot(self.patches), before)
+        # the same bytes elsewhere: another TZ, HOME, committer, date
+        for path in [self.range_diff, self.cover] + self.patch_files():
+            path.unlink()
+        home = self.tmp / 'elsewhere'
+        home.mkdir()
+        proc = self.tool('tools/export', env={
+            'TZ': 'Pacific/Chatham', 'HOME': str(home), 'LANG': 'de_DE.UTF-8',
+            'GIT_COMMITTER_NAME': 'Someone Else',
+            'GIT_COMMITTER_EMAIL': 'else@example.org',
+            'GIT_COMMITTER_DATE': '2031-02-03T04:05:06+0700',
+            'GIT_AUTHOR_NAME': 'Someone Else',
+            'GIT_AUTHOR_DATE': '2031-02-03T04:05:06+0700'})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_version_3_replaces_the_range_diff(self):
+        self.make_v2()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        v2 = self.commit_patches('series: v2')
+        theirs = self.patches / 'range-diff-v0..v1.txt'
+        theirs.write_text('my own notes\n')
+        self.commit_change(12, 'twelve', 'mm/vmscan: change twelve')
+        (self.patches / 'VERSION').write_text('# the version posted next\n3\n')
+        (self.patches / 'changes.txt').write_text(
+            'Changes in v3:\n- New: mm/vmscan: change twelve.\n\n' + CHANGES)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f'removed {self.range_diff}', proc.stdout.splitlines())
+        self.assertFalse(self.range_diff.exists())
+        self.assertTrue(theirs.is_file(), 'not written by export: kept')
+        diff = (self.patches / 'range-diff-v2..v3.txt').read_text()
+        self.assertIn(f'# v2: the series in kernel-patches/ at commit {v2[:12]} ', diff)
+        self.assertRegex(diff, r'\n3:  [0-9a-f]{12} = 3:  [0-9a-f]{12} '
+                               r'mm/vmscan: change nine\n')
+        self.assertIn(' > 4:  ', diff)
+        text = self.cover.read_text()
+        self.assertIn(f'\nSubject: [PATCH v3 0/4] {COVER}\n', text)
+        self.assertIn('\nChanges in v3:\n- New: mm/vmscan: change twelve.\n\n'
+                      'Changes in v2:\n', text)
+        # no VERSION: the series as before, the range-diff export wrote gone
+        (self.patches / 'VERSION').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(p.name for p in self.patches.glob('range-diff*')),
+                         [theirs.name])
+        self.assertNotIn('Changes in', self.cover.read_text())
+        self.assertIn('\nSubject: [PATCH] mm/vmscan: change nine\n',
+                      self.patch_files()[2].read_text())
+
+    def test_version_1_is_numbered_without_a_version(self):
+        (self.patches / 'VERSION').write_text('1\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('\nSubject: [PATCH 1/2] mm/vmscan: change three\n',
+                      self.patch_files()[0].read_text())
+        self.assertIn(f'\nSubject: [PATCH 0/2] {COVER}\n', self.cover.read_text())
+        self.assertEqual(list(self.patches.glob('range-diff*')), [])
+        before = snapshot(self.patches)
+        (self.patches / 'changes.txt').write_text('Changes in v1:\n- none\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('VERSION says v1, expected no changes.txt', proc.stderr)
+        (self.patches / 'changes.txt').unlink()
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_bad_version_or_changes_write_nothing(self):
+        self.make_v2()
+        before = snapshot(self.patches)
+        for name, text, why in (
+                ('VERSION', 'two\n', 'VERSION: expected one line, the version'),
+                ('VERSION', '0\n', 'VERSION: expected one line'),
+                ('VERSION', '2\n3\n', 'VERSION: expected one line'),
+                ('changes.txt', 'Changes in v3:\n- x\n',
+                 'changes.txt: VERSION says v2, expected its first line '
+                 '"Changes in v2:"'),
+                ('changes.txt', 'Changes in v2:\n- na\u00efve\n',
+                 'changes.txt:2: not ASCII')):
+            keep = (self.patches / name).read_text()
+            (self.patches / name).write_text(text)
+            proc = self.tool('tools/export')
+            self.assertEqual(proc.returncode, 2, text)
+            self.assertIn(why, proc.stderr)
+            self.assertIn('nothing was written', proc.stderr)
+            self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+            (self.patches / name).write_text(keep)
+            self.assertEqual(snapshot(self.patches), before)
+        # v4's v3 is nowhere in the history
+        (self.patches / 'VERSION').write_text('4\n')
+        (self.patches / 'changes.txt').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('VERSION says v4: the range-diff needs v3, and no '
+                      'commit of the repository\'s history has '
+                      'kernel-patches/VERSION 3', proc.stderr)
+        self.assertEqual(len(proc.stderr.splitlines()), 1, proc.stderr)
+        (self.patches / 'changes.txt').write_text(CHANGES)
+        (self.patches / 'VERSION').write_text('2\n')
+        self.assertEqual(snapshot(self.patches), before)
+        # a repository without history
+        shutil.rmtree(self.repo / '.git')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('is in no git repository', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+
+    def test_a_range_diff_it_did_not_write_is_kept(self):
+        self.make_v2()
+        self.range_diff.write_text('mine\n')
+        before = snapshot(self.patches)
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f'{self.range_diff} was not written by tools/export',
+                      proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)
+        (self.patches / 'VERSION').unlink()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        self.assertEqual(self.range_diff.read_text(), 'mine\n')
+
+    def test_a_previous_version_that_no_longer_applies(self):
+        """v1 committed on another base: no range-diff, said why."""
+        one = self.patches / '0001-mm-vmscan-change-three.patch'
+        one.write_text(one.read_text().replace('-line 3\n', '-line 33\n'))
+        v1 = self.commit_patches('series: v1, on another base')
+        self.git('checkout', '-q', 'HEAD~1', '--', 'kernel-patches', cwd=self.repo)
+        self.make_v2()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f'export: no range-diff written: v1 (kernel-patches/ at '
+                      f'commit {v1[:12]}) does not apply on the base: '
+                      f'{one.name} does not apply', proc.stdout)
+        self.assertEqual(list(self.patches.glob('range-diff*')), [])
+
+    def scratch(self):
+        path = self.tmp / 'scratch'
+        path.mkdir(exist_ok=True)
+        return path
 
 
 if __name__ == '__main__':
