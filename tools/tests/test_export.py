@@ -504,6 +504,33 @@ class ExportTest(ScratchRepo):
         self.assertIn('up to date', proc.stdout)
         self.assertEqual(snapshot(self.patches), before)
 
+    def test_a_posting_with_a_prefix_of_its_own(self):
+        posting = self.posting()
+        (posting / 'prefix').write_text('# an RFC, not for merging yet\nRFC PATCH\n')
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f'\nSubject: [RFC PATCH 0/2] {POSTING_COVER}\n',
+                      (posting / '0000-cover-letter.patch').read_text())
+        self.assertIn('Subject: [RFC PATCH 1/2] mm/vmscan: change three\n',
+                      (posting / '0001-mm-vmscan-change-three.patch').read_text())
+        self.assertIn('Subject: [RFC PATCH 2/2] mm/vmscan: change thirty\n',
+                      (posting / '0002-mm-vmscan-change-thirty.patch').read_text())
+        # the series' own patches keep theirs
+        self.assertIn('Subject: [PATCH] mm/vmscan: change thirty\n',
+                      (self.patches / '0003-mm-vmscan-change-thirty.patch').read_text())
+        for bad in ('RFC\n', 'RFC PATCH\nv2\n', '[RFC] PATCH\n'):
+            (posting / 'prefix').write_text(bad)
+            before = snapshot(self.patches)
+            proc = self.tool('tools/export')
+            self.assertEqual(proc.returncode, 2, (bad, proc.stderr))
+            self.assertIn('prefix: one line, the word PATCH', proc.stderr)
+            self.assertEqual(snapshot(self.patches), before, 'nothing written')
+        (posting / 'prefix').unlink()
+        proc = self.tool('tools/export')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn('Subject: [PATCH 1/2] mm/vmscan: change three\n',
+                      (posting / '0001-mm-vmscan-change-three.patch').read_text())
+
     def scratch(self):
         """An empty TMPDIR for export: what it leaves there shows."""
         path = self.tmp / 'scratch'
