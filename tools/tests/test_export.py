@@ -15,6 +15,29 @@ COVER_TEXT = (f'{COVER}\n\nThe problem, the design\nand the numbers.\n\n'
 POSTING_COVER = 'mm/vmscan: the two ends of the file'
 
 
+def elsewhere(tmp):
+    """The environment of another machine and user: another TZ, HOME (made
+    under tmp), locale, committer and author identity and date."""
+    home = tmp / 'elsewhere'
+    home.mkdir()
+    return {'TZ': 'Pacific/Chatham', 'HOME': str(home), 'LANG': 'de_DE.UTF-8',
+            'GIT_COMMITTER_NAME': 'Someone Else',
+            'GIT_COMMITTER_EMAIL': 'else@example.org',
+            'GIT_COMMITTER_DATE': '2031-02-03T04:05:06+0700',
+            'GIT_AUTHOR_NAME': 'Someone Else',
+            'GIT_AUTHOR_DATE': '2031-02-03T04:05:06+0700'}
+
+
+def two_changes(case):
+    """The tree prepared, two commits above the base (lines 3 and 8 of
+    mm/vmscan.c), the series' cover text; returns its letter's path."""
+    case.prepared()
+    case.commit_change(3, 'three', 'mm/vmscan: change three')
+    case.commit_change(8, 'eight', 'mm/vmscan: change eight')
+    (case.patches / 'cover-letter.txt').write_text(COVER_TEXT)
+    return case.patches / '0000-cover-letter.patch'
+
+
 class ExportTest(ScratchRepo):
 
     HEADER_LINES = ('# Patches applied in order by tools/prepare (git am).\n'
@@ -23,11 +46,7 @@ class ExportTest(ScratchRepo):
 
     def setUp(self):
         super().setUp()
-        self.prepared()
-        self.commit_change(3, 'three', 'mm/vmscan: change three')
-        self.commit_change(8, 'eight', 'mm/vmscan: change eight')
-        (self.patches / 'cover-letter.txt').write_text(COVER_TEXT)
-        self.cover = self.patches / '0000-cover-letter.patch'
+        self.cover = two_changes(self)
 
     def test_export_writes_numbered_patches_and_series(self):
         proc = self.tool('tools/export')
@@ -737,15 +756,7 @@ class ExportTest(ScratchRepo):
         before = snapshot(self.patches)
         for name in ['series'] + [p.name for p in posting.glob('*.patch')]:
             (posting / name).unlink()
-        home = self.tmp / 'elsewhere'
-        home.mkdir()
-        proc = self.tool('tools/export', env={
-            'TZ': 'Pacific/Chatham', 'HOME': str(home), 'LANG': 'de_DE.UTF-8',
-            'GIT_COMMITTER_NAME': 'Someone Else',
-            'GIT_COMMITTER_EMAIL': 'else@example.org',
-            'GIT_COMMITTER_DATE': '2031-02-03T04:05:06+0700',
-            'GIT_AUTHOR_NAME': 'Someone Else',
-            'GIT_AUTHOR_DATE': '2031-02-03T04:05:06+0700'})
+        proc = self.tool('tools/export', env=elsewhere(self.tmp))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(snapshot(self.patches), before)
         # and in another --patch-dir: the posting's files, the same bytes
@@ -775,11 +786,7 @@ class VersionTest(ScratchRepo):
 
     def setUp(self):
         super().setUp()
-        self.prepared()
-        self.commit_change(3, 'three', 'mm/vmscan: change three')
-        self.commit_change(8, 'eight', 'mm/vmscan: change eight')
-        (self.patches / 'cover-letter.txt').write_text(COVER_TEXT)
-        self.cover = self.patches / '0000-cover-letter.patch'
+        self.cover = two_changes(self)
         self.range_diff = self.patches / 'range-diff-v1..v2.txt'
         # the repository, with v1 of the series committed
         self.git('init', '-q', '-b', 'main', cwd=self.repo)
@@ -892,15 +899,7 @@ class VersionTest(ScratchRepo):
         # the same bytes elsewhere: another TZ, HOME, committer, date
         for path in [self.range_diff, self.cover] + self.patch_files():
             path.unlink()
-        home = self.tmp / 'elsewhere'
-        home.mkdir()
-        proc = self.tool('tools/export', env={
-            'TZ': 'Pacific/Chatham', 'HOME': str(home), 'LANG': 'de_DE.UTF-8',
-            'GIT_COMMITTER_NAME': 'Someone Else',
-            'GIT_COMMITTER_EMAIL': 'else@example.org',
-            'GIT_COMMITTER_DATE': '2031-02-03T04:05:06+0700',
-            'GIT_AUTHOR_NAME': 'Someone Else',
-            'GIT_AUTHOR_DATE': '2031-02-03T04:05:06+0700'})
+        proc = self.tool('tools/export', env=elsewhere(self.tmp))
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(snapshot(self.patches), before)
 
