@@ -5,7 +5,11 @@ pressure, with the planted reclaim lock inversion as its positive control
 (e2e/init's fs_scenario(); CONFIG_TEST_RECLAIM_INVERSION).
 
 What one boot says (fs_facts()), what is checked of it (fs_checks()) and
-the table over boots (summarize_fs(), table_fs())."""
+the table over boots (summarize_fs(), table_fs()).  The isolation
+throttle's waits during the workload (mm_vmscan_throttled, reason
+isolated), the LRU lists' sizes before it and the highest
+nr_isolated_* read during it are measurements, not checks; a waits count
+whose trace buffer overran is a lower bound (">=N")."""
 
 import re
 from dataclasses import dataclass, field
@@ -93,7 +97,30 @@ class FsFacts:
     reports: int
     hung_task_reports: int
     oom_lines: int
+    lru: str | None                     # mglru or classic (fs_params)
+    guest_mb: int | None                # the guest's memory (fs_params)
+    # /proc/vmstat's nr_{in,}active_{anon,file} once the hog is in
+    lru_sizes: dict[str, int]
+    # the isolation throttle's waits during the workload, and the events
+    # its trace buffer lost (overrun > 0: the count is a lower bound)
+    throttled_isolated: int | None
+    throttled_overrun: int | None
+    # the highest nr_isolated_file / _anon of /proc/vmstat during it
+    isolated_file_max: int | None
+    isolated_anon_max: int | None
     errors: list[str] = field(default_factory=list)
+
+
+def _throttled(n: int | None, overrun: int | None) -> str:
+    """The isolation throttle's waits of one boot as the table shows
+    them: N, ">=N" when the trace buffer overran, "-" without a count."""
+    if n is None:
+        return '-'
+    return f'>={n}' if overrun else str(n)
+
+
+def throttled_text(f: FsFacts) -> str:
+    return _throttled(f.throttled_isolated, f.throttled_overrun)
 
 
 def _lockdep(text: str | None) -> dict[str, int]:
@@ -115,6 +142,9 @@ def fs_facts(r: Console) -> FsFacts:
     rin_n, rin_names = _counts(v.get('reclaim_fs_in_added'))
     first = r.lockdep[0] if r.lockdep else None
     workload = kv(v.get('workload'))
+    seen = kv(v.get('isolated_seen'))
+    # the lru line ("classic 0x0000") for a console whose fs_params lacks it
+    lru = params.get('lru') or (v.get('lru') or '').split(' ')[0] or None
     return FsFacts(
         fs=params.get('fs'), pressure=params.get('pressure'),
         outcome=harness.outcome(r).value,
@@ -137,7 +167,14 @@ def fs_facts(r: Console) -> FsFacts:
                       if first else None),
         first_report_is_control=is_control(first) if first else None,
         reports=len(r.lockdep), hung_task_reports=r.hung_task_reports,
-        oom_lines=r.oom, errors=r.errors)
+        oom_lines=r.oom, lru=lru, guest_mb=_int(params.get('guest_mb')),
+        lru_sizes={k: int(n) for k, n in kv(v.get('lru_sizes')).items()
+                   if n.isdigit()},
+        throttled_isolated=r.throttled_isolated,
+        throttled_overrun=_int(v.get('throttled_overrun')),
+        isolated_file_max=_int(seen.get('file_max')),
+        isolated_anon_max=_int(seen.get('anon_max')),
+        errors=r.errors)
 
 
 def fs_checks(kernel: str, r: Console) -> list[Check]:
@@ -200,6 +237,16 @@ class FsSummary:
     chains_added: list[int | None]
     # every class the state marked in reclaim during a workload, any boot
     reclaim_fs_in_names: list[str]
+    # the isolation throttle, per boot: the LRU, the guest's MiB, the LRU
+    # lists' sizes before the workload, its waits during it (">=N": the
+    # trace buffer overran) and the highest nr_isolated_* read
+    lru: list[str | None]
+    guest_mb: list[int | None]
+    lru_sizes: list[dict[str, int]]
+    throttled_isolated: list[int | None]
+    throttled_overrun: list[int | None]
+    isolated_file_max: list[int | None]
+    isolated_anon_max: list[int | None]
 
 
 def summarize_fs(kernel: str, fs: str, pressure: str,
@@ -225,7 +272,13 @@ def summarize_fs(kernel: str, fs: str, pressure: str,
         reclaim_fs_safe_added=[added(f, 'safe') for f in facts],
         deps_added=[added(f, 'deps') for f in facts],
         chains_added=[added(f, 'chains') for f in facts],
-        reclaim_fs_in_names=sorted({n for f in facts for n in f.reclaim_fs_in_names}))
+        reclaim_fs_in_names=sorted({n for f in facts for n in f.reclaim_fs_in_names}),
+        lru=[f.lru for f in facts], guest_mb=[f.guest_mb for f in facts],
+        lru_sizes=[f.lru_sizes for f in facts],
+        throttled_isolated=[f.throttled_isolated for f in facts],
+        throttled_overrun=[f.throttled_overrun for f in facts],
+        isolated_file_max=[f.isolated_file_max for f in facts],
+        isolated_anon_max=[f.isolated_anon_max for f in facts])
 
 
 def _span(values: list[int | None]) -> str:
@@ -235,16 +288,30 @@ def _span(values: list[int | None]) -> str:
     return str(got[0]) if min(got) == max(got) else f'{min(got)}-{max(got)}'
 
 
+def _each(values: list[Any]) -> str:
+    """One value per boot: "1, 2, 3" ("-" for a boot without it)."""
+    return ', '.join('-' if v is None else str(v) for v in values) or '-'
+
+
+def _names(values: list[str | None]) -> str:
+    """The distinct values, in their order ("-" for none known)."""
+    got = list(dict.fromkeys(v for v in values if v))
+    return ', '.join(got) or '-'
+
+
 def table_fs(summaries: list[FsSummary]) -> str:
     rows = ['| kernel | fs | pressure | boots | completed | workload reports '
             '| control reported / reached | fs_reclaim: in-reclaim classes '
             'added | held-over classes added | RECLAIM_FS in-reclaim added '
             '| pgscan (memcg / global) | OOM kills '
-            '| lockdep direct deps / chains added |',
-            '|' + '---|' * 13]
+            '| lockdep direct deps / chains added | LRU / guest MiB '
+            '| isolation waits per boot | nr_isolated_file / _anon max per boot |',
+            '|' + '---|' * 16]
     for s in summaries:
         reports = '; '.join(f'{x["kind"]}: {", ".join(x["classes"][:4])}'
                             for x in s.workload_reports) or '0'
+        waits = [_throttled(n, o)
+                 for n, o in zip(s.throttled_isolated, s.throttled_overrun)]
         rows.append(
             f'| {s.kernel} | {s.fs} | {s.pressure} | {s.boots} | {s.completed} '
             f'| {reports} | {s.control_reported} / {s.control_reached} '
@@ -252,7 +319,10 @@ def table_fs(summaries: list[FsSummary]) -> str:
             f'| {_span(s.reclaim_fs_safe_added)} '
             f'| {_span(s.memcg_pgscan)} / {_span(s.global_pgscan)} '
             f'| {_span(list(s.oom_kills))} '
-            f'| {_span(s.deps_added)} / {_span(s.chains_added)} |')
+            f'| {_span(s.deps_added)} / {_span(s.chains_added)} '
+            f'| {_names(s.lru)} / {_span(s.guest_mb)} '
+            f'| {_each(waits)} '
+            f'| {_each(s.isolated_file_max)} / {_each(s.isolated_anon_max)} |')
     return '\n'.join(rows) + '\n'
 
 

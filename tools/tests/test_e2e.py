@@ -399,14 +399,50 @@ class AddedAwkTest(NfsdDepsAwkTest):
                 self.assertEqual(self.added(awk, 'rin a\n', ''), [])
 
 
+PROC_VMSTAT_LRU = """\
+nr_free_pages 1000
+nr_zone_inactive_anon 7
+nr_zone_active_anon 8
+nr_zone_inactive_file 9
+nr_zone_active_file 10
+nr_inactive_anon 100
+nr_active_anon 20
+nr_inactive_file 3000
+nr_active_file 4000
+nr_unevictable 5
+nr_isolated_file 0
+"""
+
+
+class LruSizesAwkTest(NfsdDepsAwkTest):
+    """The fs scenario's LRU lists before the workload (LRU_SIZES_AWK):
+    the node's four lists of /proc/vmstat, not the zones'."""
+
+    VARIABLE = 'LRU_SIZES_AWK'
+
+    def test_only_the_maps_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                proc = subprocess.run([*awk, self.program()], input=PROC_VMSTAT_LRU,
+                                      capture_output=True, text=True, check=True)
+                self.assertEqual(proc.stdout, 'nr_inactive_anon=100 nr_active_anon=20 '
+                                              'nr_inactive_file=3000 nr_active_file=4000')
+
+
 FS_CONSOLE = """\
-E2E: fs_params fs=ext4 pressure=memcg seconds=60 memcg=64 free=96 seed=1 control=1
+E2E: lru classic 0x0000
+E2E: fs_params fs=ext4 pressure=memcg seconds=60 memcg=64 free=96 seed=1 control=1 \
+lru=classic guest_mb=4096
 E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0
 E2E: vmstat_before pgscan_kswapd 0
 E2E: vmstat_before pgscan_direct 0
 E2E: lockdep_before fd=10 bd=100 in=5 over=50 safe=20 unsafe=300 read_safe=1 read_unsafe=9 \
 debug_locks=1 classes=900 deps=5000 chains=7000
+E2E: lru_sizes nr_inactive_anon=100 nr_active_anon=20 nr_inactive_file=3000 nr_active_file=4000
 E2E: workload rc=0 seconds=61.2
+E2E: throttled_isolated 17
+E2E: throttled_overrun 0
+E2E: isolated_seen anon_max=0 file_max=483 samples=110 nonzero=44
 E2E: stress passed: 44: access (1) chdir (1);skipped: 3: binderfs (1);failed: 0;
 E2E: memory_events low 0 high 0 max 812 oom 0 oom_kill 0 oom_group_kill 0
 E2E: memory_stat pgscan 20000 pgsteal 15000 pgscan_kswapd 0 pgscan_direct 20000
@@ -465,6 +501,37 @@ class FsTest(unittest.TestCase):
         self.assertFalse(f.first_report['fs_reclaim'])
         self.assertTrue(f.first_report_is_control)
 
+    def test_the_isolation_throttle_is_read(self):
+        f = self.fs.fs_facts(harness.parse_console(FS_CONSOLE))
+        self.assertEqual((f.lru, f.guest_mb), ('classic', 4096))
+        self.assertEqual(f.lru_sizes, {'nr_inactive_anon': 100, 'nr_active_anon': 20,
+                                       'nr_inactive_file': 3000, 'nr_active_file': 4000})
+        self.assertEqual((f.throttled_isolated, f.throttled_overrun), (17, 0))
+        self.assertEqual((f.isolated_file_max, f.isolated_anon_max), (483, 0))
+        self.assertEqual(self.fs.throttled_text(f), '17')
+        # events lost to the buffer's overrun: the count is a lower bound
+        overrun = FS_CONSOLE.replace('throttled_overrun 0', 'throttled_overrun 9')
+        f = self.fs.fs_facts(harness.parse_console(overrun))
+        self.assertEqual((f.throttled_isolated, f.throttled_overrun), (17, 9))
+        self.assertEqual(self.fs.throttled_text(f), '>=17')
+        # measurements, not checks: an overrun fails nothing
+        self.assertTrue(all(self.checks(overrun).values()), self.checks(overrun))
+        # the LRU from the lru line when fs_params lacks it (an older guest)
+        older = FS_CONSOLE.replace(' lru=classic guest_mb=4096', '')
+        self.assertNotIn('guest_mb', older)
+        f = self.fs.fs_facts(harness.parse_console(older))
+        self.assertEqual((f.lru, f.guest_mb), ('classic', None))
+        # a console from before the throttle was counted
+        bare = '\n'.join(line for line in older.splitlines()
+                         if not line.startswith(('E2E: lru', 'E2E: throttled_',
+                                                 'E2E: isolated_seen')))
+        f = self.fs.fs_facts(harness.parse_console(bare))
+        self.assertEqual((f.lru, f.guest_mb, f.lru_sizes, f.throttled_isolated,
+                          f.throttled_overrun, f.isolated_file_max),
+                         (None, None, {}, None, None, None))
+        self.assertEqual(self.fs.throttled_text(f), '-')
+        self.assertTrue(all(self.checks(bare).values()), self.checks(bare))
+
     def test_the_control_reported_passes_every_check(self):
         self.assertTrue(all(self.checks(FS_CONSOLE).values()), self.checks(FS_CONSOLE))
 
@@ -504,7 +571,26 @@ class FsTest(unittest.TestCase):
         r = harness.parse_console(FS_CONSOLE)
         md = self.fs.table_fs([self.fs.summarize_fs('branch', 'ext4', 'memcg', [r, r])])
         self.assertIn('| branch | ext4 | memcg | 2 | 2 | 0 | 2 / 2 | 3 | 2 | 40 '
-                      '| 20000 / 20000 | 0 | 3000 / 5000 |', md)
+                      '| 20000 / 20000 | 0 | 3000 / 5000 | classic / 4096 | 17, 17 '
+                      '| 483, 483 / 0, 0 |\n', md)
+        header, rule = md.splitlines()[:2]
+        self.assertEqual(header.count('|'), rule.count('|'))
+        self.assertIn('| LRU / guest MiB | isolation waits per boot '
+                      '| nr_isolated_file / _anon max per boot |', header)
+        # an overrun boot's count is a lower bound; a boot without the
+        # lines shows "-"
+        overrun = harness.parse_console(FS_CONSOLE.replace(
+            'throttled_overrun 0', 'throttled_overrun 9').replace(
+            'file_max=483', 'file_max=128'))
+        bare = harness.parse_console('E2E: fs_params fs=ext4 pressure=memcg\n')
+        s = self.fs.summarize_fs('branch', 'ext4', 'memcg', [r, overrun, bare])
+        self.assertEqual((s.lru, s.guest_mb), (['classic', 'classic', None],
+                                               [4096, 4096, None]))
+        self.assertEqual((s.throttled_isolated, s.throttled_overrun),
+                         ([17, 17, None], [0, 9, None]))
+        self.assertEqual(s.lru_sizes[0]['nr_inactive_file'], 3000)
+        md = self.fs.table_fs([s])
+        self.assertIn('| classic / 4096 | 17, >=17, - | 483, 128, - / 0, 0, - |\n', md)
 
 
 DATA = Path(__file__).resolve().parent / 'data'
@@ -621,6 +707,124 @@ class LoadTest(unittest.TestCase):
                       '| 16.50 (8.25-16.50) | 1.7 / 1.1 | 50 | 3 | 0 (0) | 0 / 0 | 3/3 |', md)
         self.assertEqual(self.load.spread([None, None]), '-')
         self.assertEqual(self.load.spread([1, 2, 3, 10]), '2.5 (1-10)')
+
+
+class RunParamsTest(unittest.TestCase):
+    """What tools/e2e run gives harness.boot() for the fs and load
+    scenarios: --guest-mb as QEMU's memory and in the boot's params,
+    --lru in the fs scenario's params too (harness.boot mocked)."""
+
+    def boots(self, argv, console):
+        """tools/e2e run @argv, every boot's console @console: the keyword
+        arguments and params of each harness.boot() call, and stdout."""
+        import contextlib
+        import io
+        tool = load_e2e_tool()
+        calls = []
+
+        def boot(kernel, initramfs, policy, params, log_path, **kw):
+            calls.append({**kw, 'params': dict(params), 'policy': policy})
+            return harness.parse_console(console)
+
+        with tempfile.TemporaryDirectory() as tmp:
+            kernel = Path(tmp) / 'bzImage'
+            kernel.write_text('')
+            args = tool.parser_of().parse_args(['run', *argv])
+            tool.check_run_args(args)
+            out = io.StringIO()
+            with mock.patch.dict(os.environ, {'RECLAIM_RESULTS': tmp,
+                                              'RECLAIM_BUILD_DIR': tmp,
+                                              'RECLAIM_CACHE': tmp}), \
+                    mock.patch.object(tool.shutil, 'which', return_value='/bin/true'), \
+                    mock.patch.object(harness, 'kernel_path', return_value=kernel), \
+                    mock.patch.object(tool, 'initramfs_stale', return_value=False), \
+                    mock.patch.object(harness, 'boot', side_effect=boot), \
+                    contextlib.redirect_stdout(out), \
+                    contextlib.redirect_stderr(io.StringIO()):
+                tool.run(args)
+        return calls, out.getvalue()
+
+    def test_the_defaults_and_the_range(self):
+        import fs
+        import load
+        tool = load_e2e_tool()
+        cases: list[tuple[list[str], int | None]] = [
+            (['--scenario', 'fs'], fs.MEMORY_MB),
+            (['--scenario', 'load'], load.MEMORY_MB),
+            ([], None), (['--scenario', 'stall'], None),
+            (['--scenario', 'fs', '--guest-mb', '256'], 256),
+            (['--scenario', 'load', '--guest-mb', '16384'], 16384)]
+        for argv, want in cases:
+            with self.subTest(argv=argv):
+                args = tool.parser_of().parse_args(['run', *argv])
+                tool.check_run_args(args)
+                self.assertEqual(args.guest_mb, want)
+        self.assertEqual((fs.MEMORY_MB, load.MEMORY_MB), (768, 384))
+
+    def test_fs_boots_the_guest_mb_and_the_lru(self):
+        cases: list[tuple[list[str], int, str]] = [
+            ([], 768, 'mglru'),
+            (['--guest-mb', '4096', '--lru', 'classic'], 4096, 'classic')]
+        for argv, mb, lru in cases:
+            with self.subTest(argv=argv):
+                calls, out = self.boots(['--scenario', 'fs', '--fs', 'ext4',
+                                         '--pressure', 'global', '--runs', '2', *argv],
+                                        FS_CONSOLE)
+                self.assertEqual(len(calls), 2)
+                for call in calls:
+                    self.assertEqual(call['memory_mb'], mb)
+                    self.assertEqual(call['params']['guest_mb'], mb)
+                    self.assertEqual(call['params']['lru'], lru)
+                    # a second more per 16 MiB beyond the default guest
+                    self.assertEqual(call['timeout'], 60 + 600 + (mb - 768) // 16)
+                cmd = harness.qemu_command('k', 'i', 'none', calls[0]['params'],
+                                           memory_mb=calls[0]['memory_mb'])
+                self.assertEqual(cmd[cmd.index('-m') + 1], str(mb))
+                append = cmd[cmd.index('-append') + 1].split()
+                self.assertIn(f'e2e_guest_mb={mb}', append)
+                self.assertIn(f'e2e_lru={lru}', append)
+                # the table: the console's own LRU, size and throttle
+                self.assertIn('| classic / 4096 | 17, 17 | 483, 483 / 0, 0 |', out)
+
+    def test_load_boots_the_guest_mb(self):
+        text = (DATA / 'load-memcg-none.log').read_text()
+        cases: list[tuple[list[str], int]] = [([], 384), (['--guest-mb', '1024'], 1024)]
+        for argv, mb in cases:
+            with self.subTest(argv=argv):
+                calls, _ = self.boots(['--scenario', 'load', '--pressure', 'memcg',
+                                       '--policy', 'none', '--runs', '1', *argv], text)
+                self.assertEqual(len(calls), 1)
+                self.assertEqual(calls[0]['memory_mb'], mb)
+                self.assertEqual(calls[0]['params']['guest_mb'], mb)
+                self.assertEqual(calls[0]['params']['lru'], 'mglru')
+
+    def test_the_guest_reads_and_prints_it(self):
+        init = (REPO / 'e2e/init').read_text()
+        self.assertIn('\te2e_guest_mb=*) GUEST_MB=${w#*=} ;;\n', init)
+        self.assertIn(' guest_mb=$GUEST_MB"\n', init)
+        begin = init.index('fs_scenario() {')
+        scenario = init[begin:init.index('\n}\n', begin)]
+        # the throttle's event on from before the workload to after it
+        on = scenario.index('echo 1 > $T/events/vmscan/mm_vmscan_throttled/enable')
+        start = scenario.index('start=$(now)')
+        lru = scenario.index('e2e lru_sizes ')
+        hog = scenario.index('e2e hog_mb ')
+        workload = scenario.index('e2e workload ')
+        off = scenario.index('echo 0 > $T/events/vmscan/mm_vmscan_throttled/enable')
+        counted = scenario.index("e2e throttled_isolated \"$(grep -c "
+                                 "'reason=VMSCAN_THROTTLE_ISOLATED' $T/trace)\"")
+        overrun = scenario.index('e2e throttled_overrun "$(overrun $T)"')
+        self.assertLess(hog, lru)
+        self.assertLess(lru, on)
+        self.assertLess(on, start)
+        self.assertLess(workload, off)
+        self.assertLess(off, counted)
+        self.assertLess(counted, overrun)
+        # tracefs, T and overrun() before fs_scenario runs
+        call = init.index('[ "$SCENARIO" = fs ] && fs_scenario')
+        for defined in ('T=/sys/kernel/tracing\nmount -t tracefs tracefs $T\n',
+                        '\noverrun() {', '\ne2e lru "$LRU '):
+            self.assertLess(init.index(defined), call, defined)
 
 
 class ParseTest(unittest.TestCase):
@@ -1321,7 +1525,16 @@ class RefusalTest(ScratchRepo):
                 (['run', '--scenario', 'load', '--short'],
                  '--short runs the pressure and fs scenarios only'),
                 (['run', '--scenario', 'load', '--kernel', 'no-memcg-map'],
-                 '--kernel no-memcg-map runs the fs scenario only')):
+                 '--kernel no-memcg-map runs the fs scenario only'),
+                (['run', '--guest-mb', '4096'],
+                 '--guest-mb: --scenario fs or load only'),
+                (['run', '--scenario', 'stall', '--guest-mb', '512', '--free', '20'],
+                 '--free, --guest-mb: --scenario fs or load only'),
+                (['run', '--scenario', 'fs', '--guest-mb', '255'],
+                 '--guest-mb takes 256 to 16384 (MiB)'),
+                (['run', '--scenario', 'load', '--guest-mb', '16385'],
+                 '--guest-mb takes 256 to 16384 (MiB)'),
+                (['run', '--scenario', 'fs', '--guest-mb', 'lots'], 'invalid int value')):
             with self.subTest(args=args):
                 proc = self.tool('tools/e2e', *args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
