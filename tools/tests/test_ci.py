@@ -94,6 +94,25 @@ class CountTest(Isolated):
                                              '--policy', 'bounded', '--runs', '1'])
         self.assertEqual(cmds['e2e fs'], ['tools/e2e', 'run', '--scenario', 'fs', '--short'])
 
+    def test_save_work_prepares_with_force_and_ci_run_gives_it(self):
+        ran = []
+
+        def step(name, cmd):
+            ran.append((name, cmd))
+            return (1, 0, 0), 0, 0.0
+
+        for argv, want in ((['ci/test'], ['tools/prepare']),
+                           (['ci/test', '--save-work'],
+                            ['tools/prepare', '--force'])):
+            ran.clear()
+            with mock.patch.object(self.ci, 'step', side_effect=step), \
+                    mock.patch.object(sys, 'argv', argv), \
+                    mock.patch('sys.stdout'):
+                self.assertEqual(self.ci.main(), 0)
+            self.assertEqual(dict(ran)['prepare'], want)
+        ci_run = (kunitpy.paths.REPO / '.ci' / 'run').read_text()
+        self.assertIn('\nexec ci/test --save-work\n', ci_run)
+
     def test_full_adds_the_variants_bisect_and_mutants(self):
         ran = []
 
