@@ -115,7 +115,19 @@ SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load')
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
 KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
-           'no-rr-walk')
+           'no-rr-walk', 'base')
+# The base kernel: the prepared tree's base commit (kernel-patches/BASE,
+# Debian's linux-source-6.12 as it ships, none of the series), configured
+# as the branch's guest kernel is, but for the options the base does not
+# have (base_kunitconfig()).  Only the load scenario boots it, with the
+# policy none: it has no release wait and no nfs_release_folio_wait event.
+BASE_KERNEL = 'base'
+# The options of e2e/guest.config the series adds: a base kernel lacks
+# them (install_kernel() checks the rest).
+SERIES_OPTIONS = ('CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED',
+                  'CONFIG_LOCKDEP_RECLAIM_FS',
+                  'CONFIG_LOCKDEP_ISOLATION_THROTTLE',
+                  'CONFIG_TEST_RECLAIM_INVERSION')
 # The fs scenario's anchors, for comparing lockdep's reports: no-reclaim-fs
 # is the branch built with kunit/variants/no-reclaim-fs.config (lockdep's
 # RECLAIM_FS state, the RFC, off: the fs_reclaim map, which the series
@@ -163,6 +175,42 @@ def build_dir(kernel: str = 'branch') -> Path:
     if kernel not in DIFF_KERNELS and kernel in KERNEL_VARIANT:
         return paths.build_dir(KERNEL_VARIANT[kernel])
     return paths.build_dir(f'e2e-{kernel}')
+
+
+KCONFIG_SYMBOL_RE = re.compile(r'^\s*(?:menu)?config\s+(\w+)\s*$', re.M)
+
+
+def base_tree(tree: Path) -> Path:
+    """A worktree of the prepared tree at its base commit, in
+    $RECLAIM_CACHE/e2e/base-tree (the series' commits are not in it)."""
+    return kgit.worktree(tree, e2e_dir() / f'{BASE_KERNEL}-tree',
+                         kgit.base_commit(tree))
+
+
+def kconfig_symbols(tree: Path) -> set[str]:
+    """Every symbol a Kconfig file of @tree defines (config or menuconfig)."""
+    symbols: set[str] = set()
+    for path in tree.rglob('Kconfig*'):
+        try:
+            symbols.update(KCONFIG_SYMBOL_RE.findall(path.read_text(errors='replace')))
+        except OSError:
+            continue
+    return symbols
+
+
+def base_kunitconfig(branch_config: str, symbols: set[str]) -> str:
+    """The base kernel's kunitconfig: every line of the branch's built
+    .config (@branch_config) that sets a symbol of @symbols (the base's
+    Kconfig symbols) or says it is not set; the branch's own symbols (its
+    suites, its Kconfig options) are dropped, so the base is configured as
+    the branch is where the two have the same options."""
+    out = ['# The base kernel (tools/e2e build --kernel base): the branch\'s',
+           '# guest .config, restricted to the base\'s Kconfig symbols.']
+    for line in branch_config.splitlines():
+        m = re.match(r'^(?:# )?CONFIG_(\w+)(?:=| is not set$)', line)
+        if m and m[1] in symbols:
+            out.append(line)
+    return '\n'.join(out) + '\n'
 
 
 def kernel_diff(kernel: str) -> Path:
@@ -260,7 +308,7 @@ def missing_options(config: str, kernel: str = 'branch') -> list[str]:
     """The guest's options that the text of a built .config lacks (but
     those @kernel's variant turns off)."""
     have = set(line.strip() for line in config.splitlines())
-    off: set[str] = set()
+    off: set[str] = set(SERIES_OPTIONS) if kernel == BASE_KERNEL else set()
     if kernel in KERNEL_VARIANT:
         variant = kunitpy.variant_files()[KERNEL_VARIANT[kernel]].read_text()
         off = set(re.findall(r'^# (CONFIG_\w+) is not set', variant, re.M))

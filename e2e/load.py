@@ -146,13 +146,16 @@ def load_facts(r: Console) -> LoadFacts:
         panic=r.panic, oom_lines=r.oom, errors=r.errors)
 
 
-def load_checks(policy: str, r: Console) -> list[Check]:
+def load_checks(policy: str, r: Console, kernel: str = 'branch') -> list[Check]:
     """What every boot of the load scenario must show.  OOM kills of
     writers are results, not failures; a hang, a panic, a kernel report
     or data read back wrong fails the boot."""
     f = load_facts(r)
     bound = harness.policy_bound(policy)
     checks: list[Check] = [
+        (f'the guest ran the {kernel} kernel (E2E: kernel)',
+         r.values.get('kernel', 'branch') == kernel,
+         f'E2E: kernel {r.values.get("kernel")!r}'),
         ('the boot completed: every writer ended (no hang, no panic)',
          harness.outcome(r) is harness.Outcome.COMPLETED,
          f'{f.outcome}: {r.errors}'),
@@ -189,7 +192,8 @@ def load_checks(policy: str, r: Console) -> list[Check]:
 
 @dataclass
 class LoadSummary:
-    """A server, pressure and policy's boots: a row of the table."""
+    """A kernel, server, pressure and policy's boots: a row of the table."""
+    kernel: str
     server: str
     pressure: str
     policy: str
@@ -216,10 +220,10 @@ class LoadSummary:
 
 
 def summarize_load(server: str, pressure: str, policy: str,
-                   runs: list[Console]) -> LoadSummary:
+                   runs: list[Console], kernel: str = 'branch') -> LoadSummary:
     facts = [load_facts(r) for r in runs]
     return LoadSummary(
-        server=server, pressure=pressure, policy=policy, boots=len(runs),
+        kernel=kernel, server=server, pressure=pressure, policy=policy, boots=len(runs),
         completed=sum(f.outcome == 'completed' for f in facts),
         hung=sum(f.outcome == 'hung' for f in facts),
         panics=sum(f.panic for f in facts),
@@ -254,17 +258,17 @@ def spread(values: list[Any], spec: str = 'd') -> str:
 
 
 def table_load(summaries: list[LoadSummary]) -> str:
-    rows = ['| server | pressure | policy | boots | completed | hung | panics '
+    rows = ['| kernel | server | pressure | policy | boots | completed | hung | panics '
             '| boots with an OOM kill | OOM kills | writers killed '
             '| writers MB/s | memory stall s (some / full) '
             '| direct reclaims | refaults '
             '| release waits (timed out) | hung-task / lockdep reports '
             '| data ok |',
-            '|' + '---|' * 17]
+            '|' + '---|' * 18]
     for s in summaries:
         killed = [k for k in s.writers_killed if k is not None]
         rows.append(
-            f'| {s.server} | {s.pressure} | {s.policy} | {s.boots} | {s.completed} '
+            f'| {s.kernel} | {s.server} | {s.pressure} | {s.policy} | {s.boots} | {s.completed} '
             f'| {s.hung} | {s.panics} | {s.boots_with_oom_kill} '
             f'| {spread(s.oom_kills)} | {sum(killed)} of {s.writers} '
             f'| {spread(s.throughput_mb_s, ".2f")} '

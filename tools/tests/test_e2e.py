@@ -677,6 +677,25 @@ class LoadTest(unittest.TestCase):
         f = self.load.load_facts(self.console(text, 'bounded'))
         self.assertEqual((f.waits, f.waits_committed), (1, 1))
 
+    def test_the_kernel_asked_for(self):
+        # the base kernel's console: E2E: kernel base, no wait events
+        base = self.text.replace('E2E: budget_spent 0\n', '').replace(
+            'E2E: policy_ms ', 'E2E: kernel base\nE2E: policy_ms ')
+        self.assertNotEqual(base, self.text)
+        check = 'the guest ran the base kernel (E2E: kernel)'
+        fails = [w for w, ok, _ in self.load.load_checks(
+            'none', self.console(base), 'base') if not ok]
+        self.assertEqual(fails, [])
+        # the branch's console is no base boot, nor the base's a branch's
+        self.assertEqual([w for w, ok, _ in self.load.load_checks(
+            'none', self.console(), 'base') if not ok], [check])
+        self.assertEqual([w for w, ok, _ in self.load.load_checks(
+            'none', self.console(base), 'branch') if not ok],
+            ['the guest ran the branch kernel (E2E: kernel)'])
+        md = self.load.table_load([self.load.summarize_load(
+            'local', 'global', 'none', [self.console(base)], 'base')])
+        self.assertIn('| base | local | global | none | 1 | 1 |', md)
+
     def test_a_panic_fails(self):
         text = self.text.split('E2E: writers ')[0] + (
             'Kernel panic - not syncing: System is deadlocked on memory\n')
@@ -703,7 +722,7 @@ class LoadTest(unittest.TestCase):
             'write_seconds 15.52', 'write_seconds 31.04'))
         md = self.load.table_load([self.load.summarize_load('local', 'memcg', 'none',
                                                             [r, killed, r])])
-        self.assertIn('| local | memcg | none | 3 | 3 | 0 | 0 | 1 | 0 (0-2) | 1 of 12 '
+        self.assertIn('| branch | local | memcg | none | 3 | 3 | 0 | 0 | 1 | 0 (0-2) | 1 of 12 '
                       '| 16.50 (8.25-16.50) | 1.7 / 1.1 | 50 | 3 | 0 (0) | 0 / 0 | 3/3 |', md)
         self.assertEqual(self.load.spread([None, None]), '-')
         self.assertEqual(self.load.spread([1, 2, 3, 10]), '2.5 (1-10)')
@@ -785,6 +804,29 @@ class RunParamsTest(unittest.TestCase):
                 self.assertIn(f'e2e_lru={lru}', append)
                 # the table: the console's own LRU, size and throttle
                 self.assertIn('| classic / 4096 | 17, 17 | 483, 483 / 0, 0 |', out)
+
+    def test_load_on_the_base_kernel(self):
+        text = (DATA / 'load-memcg-none.log').read_text().replace(
+            'E2E: policy_ms ', 'E2E: kernel base\nE2E: policy_ms ')
+        calls, out = self.boots(['--scenario', 'load', '--pressure', 'memcg',
+                                 '--policy', 'none', '--runs', '1',
+                                 '--kernel', 'base'], text)
+        self.assertEqual([c['params'].get('kernel') for c in calls], ['base'])
+        self.assertIn('| base | local | memcg | none | 1 | 1 |', out)
+        append = harness.qemu_command('k', 'i', 'none', calls[0]['params'])
+        self.assertIn('e2e_kernel=base', append[append.index('-append') + 1].split())
+        # the branch's boots carry no e2e_kernel
+        calls, _ = self.boots(['--scenario', 'load', '--pressure', 'memcg',
+                               '--policy', 'none', '--runs', '1'],
+                              (DATA / 'load-memcg-none.log').read_text())
+        self.assertNotIn('kernel', calls[0]['params'])
+        # the base has no release wait; the load scenario boots no other kernel
+        for argv in (['--kernel', 'base'], ['--kernel', 'base', '--policy', 'bounded'],
+                     ['--kernel', 'no-rr-walk', '--policy', 'none']):
+            with self.subTest(argv=argv):
+                with self.assertRaises(harness.ToolError) as cm:
+                    self.boots(['--scenario', 'load', '--runs', '1', *argv], text)
+                self.assertEqual(cm.exception.code, 2)
 
     def test_load_boots_the_guest_mb(self):
         text = (DATA / 'load-memcg-none.log').read_text()
@@ -1683,6 +1725,53 @@ class GuestKernelTest(ScratchRepo):
             (self.build / 'arch/x86/boot/bzImage').write_bytes(b'kernel 2, newer')
             self.assertIn('the guest boots the older copy', harness.stale_kernel() or '')
         self.assertEqual((self.copy / 'bzImage').read_bytes(), b'kernel 1')
+
+    def test_the_base_kernel(self):
+        """--kernel base: built in a worktree at the tree's base commit with
+        the branch's guest .config restricted to the base's symbols; it may
+        lack the series' options, no other guest option."""
+        build = self.tmp / 'build' / 'e2e-base'
+        (build / 'arch/x86/boot').mkdir(parents=True)
+        (build / 'arch/x86/boot/bzImage').write_bytes(b'base kernel')
+        options = [o for o in harness.guest_options()
+                   if o.split('=')[0] not in harness.SERIES_OPTIONS]
+        (build / '.config').write_text('\n'.join(options) + '\n')
+        # no branch guest kernel yet: refused, nothing built
+        proc = self.tool('tools/e2e', 'build', '--no-setup', '--kernel', 'base')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('run tools/e2e build first', proc.stderr)
+        self.assertFalse((build / 'calls').exists())
+        branch = self.tmp / 'cache' / 'e2e' / 'kernel'
+        branch.mkdir(parents=True)
+        (branch / 'config').write_text(
+            'CONFIG_UNIX=y\n# CONFIG_SWAP is not set\nCONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED=y\n'
+            'CONFIG_LOCKDEP_BITS=16\n# comment\n')
+        # the base's Kconfig: UNIX, SWAP, LOCKDEP_BITS, not the series' option
+        kconfig = self.tree / 'Kconfig.test'
+        kconfig.write_text('config UNIX\n\tbool\nmenuconfig SWAP\n\tbool\n'
+                           'config LOCKDEP_BITS\n\tint\n')
+        self.git('add', '-f', 'Kconfig.test')
+        self.git('commit', '-q', '--amend', '-m', 'the base, with a Kconfig')
+        self.git('tag', '-f', 'kbranch/base')
+        # the worktree's kunit.py: the fake (excluded files survive its reset)
+        with mock.patch.dict(os.environ, {'RECLAIM_CACHE': str(self.tmp / 'cache')}):
+            work = harness.base_tree(self.tree)
+        shutil.copytree(self.tree / 'tools/testing/kunit', work / 'tools/testing/kunit',
+                        dirs_exist_ok=True)
+        proc = self.tool('tools/e2e', 'build', '--no-setup', '--as-is', '--kernel', 'base')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((build / 'base.kunitconfig').read_text().splitlines()[2:],
+                         ['CONFIG_UNIX=y', '# CONFIG_SWAP is not set', 'CONFIG_LOCKDEP_BITS=16'])
+        calls = (build / 'calls').read_text().splitlines()
+        self.assertIn(f'--kunitconfig={build / "base.kunitconfig"}', calls[0])
+        copy = self.tmp / 'cache' / 'e2e' / 'kernel-base'
+        self.assertEqual((copy / 'bzImage').read_bytes(), b'base kernel')
+        # a guest option the series did not add is still required
+        (build / '.config').write_text('\n'.join(o for o in options
+                                                 if o != 'CONFIG_UNIX=y') + '\n')
+        proc = self.tool('tools/e2e', 'build', '--no-setup', '--as-is', '--kernel', 'base')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('CONFIG_UNIX=y', proc.stderr)
 
     def test_one_tools_e2e_at_a_time(self):
         """build, initramfs and run hold $RECLAIM_CACHE/e2e/; the default
