@@ -20,7 +20,9 @@ PACKAGES = ['qemu-system-x86', 'gcc', 'make', 'bc', 'flex', 'bison',
             # python3, which needs these two modules.
             'python3-ply', 'python3-git',
             # tools/lint checks the tools' own Python with them.
-            'flake8', 'mypy']
+            'flake8', 'mypy',
+            # the tools' tests read .gitlab-ci.yml with it.
+            'python3-yaml']
 
 
 def installed_version(package: str) -> str | None:

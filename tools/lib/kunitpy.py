@@ -505,38 +505,61 @@ class Counts:
                f'{self.skipped} skipped'
 
 
-def count_json(path: Path | str) -> Counts:
-    """Counts the test cases in a kunit.py --json file."""
+@dataclass(frozen=True)
+class JsonCase:
+    """A leaf of kunit.py's JSON: the names of the groups it is in (the
+    suite's first, then a parameterised case's; ('',) for a case kunit.py
+    put at the top level, a suite that crashed before it printed any),
+    its own name ('' for a case the kernel never reported) and its
+    status (PASS, SKIP, FAIL, or kunit.py's other names of a failure)."""
+    groups: tuple[str, ...]
+    name: str
+    status: str
+
+    @property
+    def group(self) -> str:
+        return '.'.join(self.groups)
+
+
+def json_cases(path: Path | str) -> list[JsonCase]:
+    """The cases of a kunit.py --json file, in order."""
     try:
         data = json.loads(Path(path).read_text())
     except (OSError, ValueError) as err:
         raise ToolError(f'cannot read kunit.py results {path}: {err}')
-    counts = Counts()
+    if not isinstance(data, dict):
+        raise ToolError(f'{path} is not kunit.py JSON')
+    found: list[JsonCase] = []
 
-    def walk(group: dict[str, Any], prefix: str) -> None:
-        name = group.get('name', '?')
-        here = f'{prefix}.{name}' if prefix else name
+    def walk(group: dict[str, Any], prefix: tuple[str, ...]) -> None:
+        here = (*prefix, group.get('name', '?'))
         for case in group.get('test_cases', []):
-            status = case.get('status')
-            if status == 'PASS':
-                counts.passed += 1
-            elif status == 'SKIP':
-                counts.skipped += 1
-            else:
-                counts.failed += 1
-                name = case.get('name')
-                # kunit.py names a case the kernel never reported ''
-                counts.failures.append(f'{here}.{name}: {status}' if name else
-                                       f'{here}: missing case ({status}: the '
-                                       f'kernel never reported it)')
+            found.append(JsonCase(here, case.get('name') or '',
+                                  str(case.get('status'))))
         for sub in group.get('sub_groups', []):
             walk(sub, here)
 
-    if not isinstance(data, dict):
-        raise ToolError(f'{path} is not kunit.py JSON')
     for sub in data.get('sub_groups', []):
-        walk(sub, '')
+        walk(sub, ())
     for case in data.get('test_cases', []):
         # A suite that crashed before it printed any case is a leaf here.
-        walk({'name': '', 'test_cases': [case]}, '')
+        walk({'name': '', 'test_cases': [case]}, ())
+    return found
+
+
+def count_json(path: Path | str) -> Counts:
+    """Counts the test cases in a kunit.py --json file."""
+    counts = Counts()
+    for case in json_cases(path):
+        if case.status == 'PASS':
+            counts.passed += 1
+        elif case.status == 'SKIP':
+            counts.skipped += 1
+        else:
+            counts.failed += 1
+            # kunit.py names a case the kernel never reported ''
+            counts.failures.append(
+                f'{case.group}.{case.name}: {case.status}' if case.name else
+                f'{case.group}: missing case ({case.status}: the kernel never '
+                f'reported it)')
     return counts

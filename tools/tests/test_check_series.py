@@ -3,14 +3,18 @@
 rules, the reviewer notes below a patch's --- line, the files a series
 touches, the W=1 warnings that count); its sub-commands (lint, the
 default, w1 and bisect, each with its own checks and options; bisect's
---from must name a patch of the series, and is refused before any check
-runs); a bad series file is bad input (exit 2)."""
+--from must name a patch of the series, and --to one from it on, both
+refused before any check runs; a bisect run's builds as KCIDB data); a
+bad series file is bad input (exit 2)."""
 
+import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-from fixtures import Isolated, ScratchRepo, load_tool
+from fixtures import REPO, Isolated, ScratchRepo, load_tool
+
+sys.path.insert(0, str(REPO / 'tools' / 'lib'))
 
 
 def load_check_series():
@@ -500,6 +504,88 @@ class SubCommandTest(ScratchRepo):
         args = (self.tmp / 'make-args').read_text().splitlines()
         self.assertEqual([a.split()[-1] for a in args],
                          ['olddefconfig', f'-j{len(cpus)}'])
+
+    def shard(self, *args, make=None):
+        """Three patches exported; bisect with @args, make a fake
+        (@make: its shell script, default one that succeeds)."""
+        self.prepared()
+        for n in (3, 5, 7):
+            self.commit_change(n, f'line {n} changed', f'mm/vmscan: change {n}')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        path = self.fake_make()
+        if make:
+            (self.tmp / 'bin' / 'make').write_text(make)
+        return self.tool('tools/check-series', 'bisect', *args, env={'PATH': path})
+
+    def kcidb_of(self, results):
+        import json
+        import kcidb
+        data = json.loads((results / 'kcidb.json').read_text())
+        self.assertEqual(kcidb.problems(data) + kcidb.references(data), [])
+        return data, kcidb.tally(data)
+
+    def test_a_bisect_shard_builds_its_prefixes_and_writes_them_as_kcidb(self):
+        results = self.tmp / 'shard'
+        proc = self.shard('--from', '2', '--to', '2', '--results', results)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        patches = sorted(self.patches.glob('0*.patch'))
+        self.assertEqual(proc.stdout.splitlines(), [
+            'ok   series', f'ok   builds {patches[1].name}',
+            'check-series: 2 passed, 0 failed'])
+        # one prefix built: olddefconfig and the build
+        self.assertEqual(len((self.tmp / 'make-args').read_text().splitlines()), 2)
+        data, counts = self.kcidb_of(results)
+        self.assertEqual(counts, (1, 0, 0))
+        [checkout], [build] = data['checkouts'], data['builds']
+        commit = self.git('rev-parse', 'HEAD~1')
+        self.assertEqual(checkout['id'], f'reclaim:{commit}')
+        self.assertEqual(checkout['git_commit_hash'], self.git('rev-parse', 'kbranch/base'))
+        self.assertEqual(checkout['misc']['patches'], [p.name for p in patches[:2]])
+        self.assertTrue(build['valid'])
+        self.assertTrue(build['id'].endswith(':bisect-02'))
+        self.assertEqual(build['log_url'], (results / 'build-02.log').as_uri())
+        self.assertIn('olddefconfig', (results / 'build-02.log').read_text())
+
+    def test_a_prefix_that_does_not_build_is_a_build_that_is_not_valid(self):
+        results = self.tmp / 'shard'
+        proc = self.shard('--from', '3', '--results', results,
+                          make='#!/bin/sh\necho "mm/vmscan.c:3: error: nope"\nexit 2\n')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stdout.splitlines()[-1], 'check-series: 1 passed, 1 failed')
+        data, counts = self.kcidb_of(results)
+        self.assertEqual(counts, (0, 1, 0))
+        build = data['builds'][0]
+        self.assertFalse(build['valid'])
+        self.assertIn('make olddefconfig failed', build['log_excerpt'])
+        self.assertIn('error: nope', (results / 'build-03.log').read_text())
+        self.assertIn('(exit 2)', (results / 'build-03.log').read_text())
+
+    def test_a_tree_that_is_not_the_series_is_a_checkout_that_is_not_valid(self):
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        (self.tree / 'mm' / 'vmscan.c').write_text('edited, not committed\n')
+        proc = self.tool('tools/check-series', 'bisect', env={'PATH': self.fake_make()})
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        # the default results directory
+        data, counts = self.kcidb_of(self.tmp / 'results' / 'bisect')
+        self.assertEqual(counts, (0, 1, 0))
+        self.assertEqual(data['builds'], [])
+        self.assertFalse(data['checkouts'][0]['valid'])
+        self.assertIn('uncommitted changes', data['checkouts'][0]['log_excerpt'])
+
+    def test_to_goes_from_from_to_the_last_patch(self):
+        runs = [self.shard('--from', '2', '--to', '1')]
+        runs += [self.tool('tools/check-series', 'bisect', *args)
+                 for args in (['--to', '4'], ['--to', '0'])]
+        for proc, message in zip(runs, ('--to 1: it goes from --from (2) to the '
+                                        "series' last patch (3)", '--to 4: ',
+                                        '--to 0: ')):
+            with self.subTest(message=message):
+                self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+                self.assertEqual(proc.stdout, '')
+                self.assertIn(f'check-series: error: {message}', proc.stderr)
+        self.assertFalse((self.tmp / 'make-args').exists())
 
     def test_w1_runs_make_on_the_cpus_it_may_use(self):
         import contextlib

@@ -15,6 +15,7 @@ from fixtures import Isolated, load_tool
 
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS / 'lib'))
+import kcidb
 
 
 PATCH = """\
@@ -184,7 +185,7 @@ class RunFileTest(Isolated):
         self.mutated.append(hunk.function)
         return True
 
-    def run_tool(self, resume=False, interrupt_at=None):
+    def run_tool(self, resume=False, interrupt_at=None, results=None):
         self.current = None
         self.interrupt_at = interrupt_at
         self.mutated = []
@@ -196,7 +197,7 @@ class RunFileTest(Isolated):
                 mock.patch.object(t.kunitpy, 'hold_build'), \
                 mock.patch.object(t.kunitpy, 'list_tests',
                                   return_value=['vmscan_isolation.one']):
-            return t.run(self.hunks, self.work, self.notes, 'p01', resume)
+            return t.run(self.hunks, self.work, self.notes, 'p01', resume, results)
 
     def records(self, path):
         return [json.loads(line) for line in path.read_text().splitlines()]
@@ -255,6 +256,48 @@ class RunFileTest(Isolated):
         self.commit('another tree')
         self.run_tool(resume=True)
         self.assertEqual(self.mutated, ['foo', 'baz', 'foo_trace'])
+
+    def kcidb_of(self, results):
+        data = json.loads((results / 'kcidb.json').read_text())
+        self.assertEqual(kcidb.problems(data) + kcidb.references(data), [])
+        return data
+
+    def test_a_run_writes_its_kcidb_with_the_counts_of_its_last_line(self):
+        path = self.run_tool()
+        data = self.kcidb_of(self.results)
+        # caught 2 (passed), survived 0, the other 4 skipped
+        self.assertEqual(kcidb.tally(data), (2, 0, 4))
+        self.assertEqual([(t['misc']['function'], t['status']) for t in data['tests']], [
+            ('struct reclaim_state {', 'SKIP'), ('foo', 'PASS'), ('foo_trace', 'SKIP'),
+            ('bar', 'SKIP'), ('baz', 'PASS'), ('foo_trace', 'SKIP')])
+        self.assertTrue(data['tests'][1]['path'].startswith('mutants.0001.mm_vmscan_c.foo.L'))
+        self.assertEqual(data['tests'][1]['output_files'],
+                         [{'name': path.name, 'url': path.as_uri()}])
+        [build] = data['builds']
+        self.assertTrue(build['valid'])
+        self.assertTrue(build['id'].endswith(':mutants-p01'))
+        # a survivor the notes do not explain fails
+        self.notes = {}
+        for h in self.hunks:
+            h.outcome = h.kind if h.kind != 'code' else ''
+        self.run_tool()
+        data = self.kcidb_of(self.results)
+        self.assertEqual(kcidb.tally(data), (2, 1, 3))
+        self.assertEqual(data['tests'][-1]['status'], 'FAIL')
+        self.assertIn('survived', data['tests'][-1]['comment'])
+
+    def test_results_puts_the_run_in_a_directory_of_its_own(self):
+        job = self.tmp / 'results' / 'mutants-1'
+        path = self.run_tool(results=job)
+        self.assertEqual(path.parent, job)
+        self.assertEqual(kcidb.tally(self.kcidb_of(job)), (2, 0, 4))
+        self.assertFalse((self.results / 'kcidb.json').exists())
+        # nothing to mutate: nothing built, every hunk skipped
+        self.hunks = [h for h in self.hunks if h.kind != 'code']
+        self.run_tool(results=job)
+        data = self.kcidb_of(job)
+        self.assertNotIn('valid', data['builds'][0])
+        self.assertEqual(kcidb.tally(data), (0, 0, 3))
 
     def test_names_of_the_patches_run(self):
         self.assertEqual(self.tool.label([1, 2, 3], 3), 'all')

@@ -15,6 +15,7 @@ from fixtures import ScratchRepo, load_tool
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / 'lib'))
 import cli
+import kcidb
 import kunitpy
 import paths
 
@@ -246,6 +247,81 @@ class RunnerTest(ScratchRepo):
         self.assertIn('--kconfig_add=# CONFIG_BAR is not set', build)
         self.assertNotIn('a comment', build)
         self.assertTrue((self.tmp / 'results' / 'probe' / 'alpha.json').is_file())
+
+    def kcidb_of(self, results=None):
+        """The run's kcidb.json, checked as ci/test --merge checks it."""
+        data = json.loads(((results or self.results) / 'kcidb.json').read_text())
+        self.assertEqual(kcidb.problems(data) + kcidb.references(data), [])
+        return data
+
+    def test_the_run_as_kcidb_counts_as_its_last_line(self):
+        proc = self.tool('tools/run-suites')
+        self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                         'kunit: 3 passed, 3 failed, 0 skipped')
+        data = self.kcidb_of()
+        self.assertEqual(kcidb.tally(data), (3, 3, 0))
+        self.assertEqual({t['path']: t['status'] for t in data['tests']}, {
+            'kunit.alpha.one': 'PASS', 'kunit.alpha.two.p1': 'PASS',
+            'kunit.alpha.two.p2': 'PASS',
+            'kunit.beta': 'ERROR',          # crashed, no results
+            'kunit.gamma': 'ERROR',         # unreadable results
+            'kunit.delta.one': 'FAIL'})     # a skip nothing declares
+        [checkout], [build] = data['checkouts'], data['builds']
+        self.assertEqual(checkout['git_commit_hash'], self.git('rev-parse', 'kbranch/base'))
+        self.assertEqual(checkout['id'], 'reclaim:' + self.git('rev-parse', 'HEAD'))
+        self.assertEqual(checkout['patchset_hash'], '')     # an empty series
+        self.assertEqual((build['valid'], build['config_name'], build['architecture']),
+                         (True, 'default', 'x86_64'))
+        self.assertTrue(build['id'].startswith('reclaim:'))
+        self.assertTrue(build['id'].endswith(':kunit-default'))
+        alpha = [t for t in data['tests'] if t['path'] == 'kunit.alpha.one'][0]
+        self.assertEqual(alpha['log_url'], (self.results / 'alpha.log').as_uri())
+        self.assertEqual([f['name'] for f in alpha['output_files']],
+                         ['alpha.log', 'alpha.ktap', 'alpha.json', 'alpha.txt'])
+        beta = [t for t in data['tests'] if t['path'] == 'kunit.beta'][0]
+        self.assertIn('kunit.py exit 1', beta['log_excerpt'])
+        # kunit.py's JSON is kept as it is
+        self.assertEqual(json.loads((self.results / 'alpha.json').read_text())['name'],
+                         'KUnit Test Group')
+
+    def test_kcidb_of_skips_reports_and_partial_runs(self):
+        self.skips('delta.one: needs CONFIG_DELTA\n')
+        console = self.tmp / 'console'
+        console.write_text((DATA / 'kunit-clean.log').read_text().replace(
+            'ok 1 one_shared_limit_is_reported',
+            WARNING + 'ok 1 one_shared_limit_is_reported', 1))
+        for suite, env, counts, statuses in (
+                ('delta', {}, (0, 0, 1), {'kunit.delta.one': 'SKIP'}),
+                ('epsilon', {'FAKE_KUNIT_CONSOLE': str(console)}, (1, 1, 0),
+                 {'kunit.epsilon.one': 'PASS', 'kunit.epsilon': 'FAIL'}),
+                ('zeta', {'FAKE_KUNIT_PARTIAL': '1'}, (1, 1, 0),
+                 {'kunit.zeta.one': 'PASS', 'kunit.zeta.missing': 'ERROR'})):
+            with self.subTest(suite=suite):
+                proc = self.tool('tools/run-suites', '--suite', suite, env=env)
+                self.assertEqual(proc.stdout.strip().splitlines()[-1],
+                                 'kunit: {} passed, {} failed, {} skipped'.format(*counts))
+                data = self.kcidb_of()
+                self.assertEqual(kcidb.tally(data), counts)
+                self.assertEqual({t['path']: t['status'] for t in data['tests']},
+                                 statuses)
+
+    def test_a_failed_build_is_a_build_that_is_not_valid(self):
+        proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
+        self.assertEqual(proc.returncode, 1)
+        data = self.kcidb_of()
+        self.assertEqual((data['builds'][0]['valid'], data['tests']), (False, []))
+        self.assertEqual(kcidb.tally(data), (0, 1, 0))
+
+    def test_a_ci_job_names_its_files_by_their_urls(self):
+        env = {'RECLAIM_RESULTS_URL': 'https://ci.example.org/-/jobs/7/artifacts/raw',
+               'RECLAIM_RUN_ID': '4242', 'RECLAIM_KCIDB_ORIGIN': 'example_ci'}
+        proc = self.tool('tools/run-suites', '--suite', 'alpha', '--results',
+                         'results/kunit-default', env=env)
+        self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+        data = self.kcidb_of(self.repo / 'results' / 'kunit-default')
+        self.assertEqual(data['builds'][0]['id'], 'example_ci:4242:kunit-default')
+        self.assertEqual(data['tests'][0]['log_url'], 'https://ci.example.org/-/jobs/7/'
+                         'artifacts/raw/results/kunit-default/alpha.log')
 
     def test_unknown_variant(self):
         for tool in ('tools/run-suites', 'tools/kunit'):
