@@ -367,8 +367,9 @@ class RunnerTest(ScratchRepo):
         # kernels a diff makes, $RECLAIM_BUILD_DIR/e2e-pre-cce0be6eb497 ...
         sys.path.insert(0, str(repo / 'e2e'))
         import harness
-        e2e = {harness.build_dir(k).name for k in ('branch', *harness.DIFF_KERNELS)}
-        self.assertIn('e2e-pre-cce0be6eb497', e2e)
+        e2e = {harness.build_dir(k).name
+               for k in ('branch', *harness.DIFF_KERNELS, harness.BASE_KERNEL)}
+        self.assertLessEqual({'e2e-pre-cce0be6eb497', 'e2e-base'}, e2e)
         names |= e2e
         self.assertLessEqual(names, set(kunitpy.RESERVED_VARIANTS))
 
