@@ -69,7 +69,9 @@ class CountTest(Isolated):
                 self.ci.main()
         self.assertEqual(ctx.exception.code, 2)
 
-    def test_the_steps_in_order(self):
+    def steps_of(self, argv):
+        """ci/test @argv with every step passing: [(name, command)] in the
+        order they ran."""
         ran = []
 
         def step(name, cmd):
@@ -77,9 +79,13 @@ class CountTest(Isolated):
             return (1, 0, 0), 0, 0.0
 
         with mock.patch.object(self.ci, 'step', side_effect=step), \
-                mock.patch.object(sys, 'argv', ['ci/test']), \
+                mock.patch.object(sys, 'argv', argv), \
                 mock.patch('sys.stdout'):
             self.assertEqual(self.ci.main(), 0)
+        return ran
+
+    def test_the_steps_in_order(self):
+        ran = self.steps_of(['ci/test'])
         self.assertEqual([name for name, _ in ran],
                          ['setup', 'prepare', 'tools', 'lint', 'kunit default',
                           'e2e build', 'check-series', 'check-series w1',
@@ -95,36 +101,15 @@ class CountTest(Isolated):
         self.assertEqual(cmds['e2e fs'], ['tools/e2e', 'run', '--scenario', 'fs', '--short'])
 
     def test_save_work_prepares_with_force_and_ci_run_gives_it(self):
-        ran = []
-
-        def step(name, cmd):
-            ran.append((name, cmd))
-            return (1, 0, 0), 0, 0.0
-
         for argv, want in ((['ci/test'], ['tools/prepare']),
                            (['ci/test', '--save-work'],
                             ['tools/prepare', '--force'])):
-            ran.clear()
-            with mock.patch.object(self.ci, 'step', side_effect=step), \
-                    mock.patch.object(sys, 'argv', argv), \
-                    mock.patch('sys.stdout'):
-                self.assertEqual(self.ci.main(), 0)
-            self.assertEqual(dict(ran)['prepare'], want)
+            self.assertEqual(dict(self.steps_of(argv))['prepare'], want)
         ci_run = (kunitpy.paths.REPO / '.ci' / 'run').read_text()
         self.assertIn('\nexec ci/test --save-work\n', ci_run)
 
     def test_full_adds_the_variants_bisect_and_mutants(self):
-        ran = []
-
-        def step(name, cmd):
-            ran.append((name, cmd))
-            return (1, 0, 0), 0, 0.0
-
-        with mock.patch.object(self.ci, 'step', side_effect=step), \
-                mock.patch.object(sys, 'argv', ['ci/test', '--full']), \
-                mock.patch('sys.stdout'):
-            self.assertEqual(self.ci.main(), 0)
-        cmds = dict(ran)
+        cmds = dict(self.steps_of(['ci/test', '--full']))
         self.assertEqual(cmds['bisect'], ['tools/check-series', 'bisect'])
         self.assertEqual(cmds['mutants'], ['tools/mutants'])
         self.assertIn(['tools/run-suites', '--variant', 'no-lockdep'], cmds.values())
