@@ -153,9 +153,12 @@ def load_checks(policy: str, r: Console, kernel: str = 'branch') -> list[Check]:
     f = load_facts(r)
     bound = harness.policy_bound(policy)
     checks: list[Check] = [
-        (f'the guest ran the {kernel} kernel (E2E: kernel)',
-         r.values.get('kernel', 'branch') == kernel,
-         f'E2E: kernel {r.values.get("kernel")!r}'),
+        (f'the guest ran the {kernel} kernel (E2E: kernel, and the '
+         f'release wait\'s event {"absent" if kernel == "base" else "traced"})',
+         r.values.get('kernel', 'branch') == kernel
+         and (r.values.get('release_wait_event') == 'absent') == (kernel == 'base'),
+         f'E2E: kernel {r.values.get("kernel")!r}, release_wait_event '
+         f'{r.values.get("release_wait_event")!r}'),
         ('the boot completed: every writer ended (no hang, no panic)',
          harness.outcome(r) is harness.Outcome.COMPLETED,
          f'{f.outcome}: {r.errors}'),
@@ -183,7 +186,10 @@ def load_checks(policy: str, r: Console, kernel: str = 'branch') -> list[Check]:
     else:
         checks.append(('kswapd or direct reclaim scanned',
                        bool(f.global_pgscan), f'pgscan delta {f.global_pgscan}'))
-    if bound == 0:
+    if kernel == 'base':
+        checks.append(('no release wait event (the base has no release wait)',
+                       f.waits == 0, f'{f.waits} waits'))
+    elif bound == 0:
         checks.append(('no release wait (nfs.release_wait_local_ms=0)',
                        f.waits == 0, f'{f.waits} waits'))
     checks.append(harness.malformed_check(r))

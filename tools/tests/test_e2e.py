@@ -680,9 +680,11 @@ class LoadTest(unittest.TestCase):
     def test_the_kernel_asked_for(self):
         # the base kernel's console: E2E: kernel base, no wait events
         base = self.text.replace('E2E: budget_spent 0\n', '').replace(
-            'E2E: policy_ms ', 'E2E: kernel base\nE2E: policy_ms ')
+            'E2E: policy_ms ', 'E2E: kernel base\nE2E: release_wait_event absent\n'
+            'E2E: policy_ms ')
         self.assertNotEqual(base, self.text)
-        check = 'the guest ran the base kernel (E2E: kernel)'
+        check = ('the guest ran the base kernel (E2E: kernel, and the release '
+                 "wait's event absent)")
         fails = [w for w, ok, _ in self.load.load_checks(
             'none', self.console(base), 'base') if not ok]
         self.assertEqual(fails, [])
@@ -691,7 +693,12 @@ class LoadTest(unittest.TestCase):
             'none', self.console(), 'base') if not ok], [check])
         self.assertEqual([w for w, ok, _ in self.load.load_checks(
             'none', self.console(base), 'branch') if not ok],
-            ['the guest ran the branch kernel (E2E: kernel)'])
+            ["the guest ran the branch kernel (E2E: kernel, and the release "
+             "wait's event traced)"])
+        # a base boot whose kernel traced the event is no base boot
+        traced = base.replace('E2E: release_wait_event absent\n', '')
+        self.assertEqual([w for w, ok, _ in self.load.load_checks(
+            'none', self.console(traced), 'base') if not ok], [check])
         md = self.load.table_load([self.load.summarize_load(
             'local', 'global', 'none', [self.console(base)], 'base')])
         self.assertIn('| base | local | global | none | 1 | 1 |', md)
@@ -807,7 +814,8 @@ class RunParamsTest(unittest.TestCase):
 
     def test_load_on_the_base_kernel(self):
         text = (DATA / 'load-memcg-none.log').read_text().replace(
-            'E2E: policy_ms ', 'E2E: kernel base\nE2E: policy_ms ')
+            'E2E: policy_ms ', 'E2E: kernel base\nE2E: release_wait_event absent\n'
+            'E2E: policy_ms ')
         calls, out = self.boots(['--scenario', 'load', '--pressure', 'memcg',
                                  '--policy', 'none', '--runs', '1',
                                  '--kernel', 'base'], text)
@@ -821,7 +829,12 @@ class RunParamsTest(unittest.TestCase):
                               (DATA / 'load-memcg-none.log').read_text())
         self.assertNotIn('kernel', calls[0]['params'])
         # the base has no release wait; the load scenario boots no other kernel
+        calls, _ = self.boots(['--scenario', 'load', '--pressure', 'memcg', '--runs', '1',
+                               '--kernel', 'base', '--policy', 'none', '--policy', 'none'],
+                              text)
+        self.assertEqual({c['params']['kernel'] for c in calls}, {'base'})
         for argv in (['--kernel', 'base'], ['--kernel', 'base', '--policy', 'bounded'],
+                     ['--kernel', 'base', '--policy', 'none', '--policy', 'bounded'],
                      ['--kernel', 'no-rr-walk', '--policy', 'none']):
             with self.subTest(argv=argv):
                 with self.assertRaises(harness.ToolError) as cm:
