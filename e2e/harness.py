@@ -177,7 +177,8 @@ def build_dir(kernel: str = 'branch') -> Path:
     return paths.build_dir(f'e2e-{kernel}')
 
 
-KCONFIG_SYMBOL_RE = re.compile(r'^\s*(?:menu)?config\s+(\w+)\s*$', re.M)
+# a config or menuconfig line, a comment after it allowed
+KCONFIG_SYMBOL_RE = re.compile(r'^\s*(?:menu)?config\s+(\w+)\s*(?:#.*)?$', re.M)
 
 
 def base_tree(tree: Path) -> Path:

@@ -152,11 +152,12 @@ def load_checks(policy: str, r: Console, kernel: str = 'branch') -> list[Check]:
     or data read back wrong fails the boot."""
     f = load_facts(r)
     bound = harness.policy_bound(policy)
+    base = kernel == harness.BASE_KERNEL
     checks: list[Check] = [
         (f'the guest ran the {kernel} kernel (E2E: kernel, and the '
-         f'release wait\'s event {"absent" if kernel == "base" else "traced"})',
+         f'release wait\'s event {"absent" if base else "traced"})',
          r.values.get('kernel', 'branch') == kernel
-         and (r.values.get('release_wait_event') == 'absent') == (kernel == 'base'),
+         and (r.values.get('release_wait_event') == 'absent') == base,
          f'E2E: kernel {r.values.get("kernel")!r}, release_wait_event '
          f'{r.values.get("release_wait_event")!r}'),
         ('the boot completed: every writer ended (no hang, no panic)',
@@ -186,11 +187,9 @@ def load_checks(policy: str, r: Console, kernel: str = 'branch') -> list[Check]:
     else:
         checks.append(('kswapd or direct reclaim scanned',
                        bool(f.global_pgscan), f'pgscan delta {f.global_pgscan}'))
-    if kernel == 'base':
-        checks.append(('no release wait event (the base has no release wait)',
-                       f.waits == 0, f'{f.waits} waits'))
-    elif bound == 0:
-        checks.append(('no release wait (nfs.release_wait_local_ms=0)',
+    if base or bound == 0:
+        checks.append(('no release wait event (the base has no release wait)'
+                       if base else 'no release wait (nfs.release_wait_local_ms=0)',
                        f.waits == 0, f'{f.waits} waits'))
     checks.append(harness.malformed_check(r))
     return checks

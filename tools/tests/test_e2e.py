@@ -1761,7 +1761,7 @@ class GuestKernelTest(ScratchRepo):
             'CONFIG_LOCKDEP_BITS=16\n# comment\n')
         # the base's Kconfig: UNIX, SWAP, LOCKDEP_BITS, not the series' option
         kconfig = self.tree / 'Kconfig.test'
-        kconfig.write_text('config UNIX\n\tbool\nmenuconfig SWAP\n\tbool\n'
+        kconfig.write_text('config UNIX\n\tbool\nmenuconfig SWAP # with a comment\n\tbool\n'
                            'config LOCKDEP_BITS\n\tint\n')
         self.git('add', '-f', 'Kconfig.test')
         self.git('commit', '-q', '--amend', '-m', 'the base, with a Kconfig')
