@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """The fs scenario: lockdep under a workload written elsewhere (stress-ng's
-filesystem class) on ext4, XFS and btrfs, under memory cgroup or global
-pressure, with the planted reclaim lock inversion as its positive control
-(e2e/init's fs_scenario(); CONFIG_TEST_RECLAIM_INVERSION).
+filesystem class) on ext4, XFS and btrfs, and on NFS (ext4 exported by
+nfsd and mounted over 127.0.0.1: the client's and nfsd's lockdep maps
+under that workload), under memory cgroup or global pressure, with the
+planted reclaim lock inversion as its positive control (e2e/init's
+fs_scenario(); CONFIG_TEST_RECLAIM_INVERSION).
 
 What one boot says (fs_facts()), what is checked of it (fs_checks()) and
 the table over boots (summarize_fs(), table_fs()).  The isolation
@@ -18,7 +20,9 @@ from typing import Any
 import harness
 from harness import Check, Console, LockdepReport
 
-FILESYSTEMS = ('ext4', 'xfs', 'btrfs')
+FILESYSTEMS = ('ext4', 'xfs', 'btrfs', 'nfs')
+# fs=nfs: the lock:lock_acquire counts of e2e/init's NFS_MAP_EVENTS
+NFS_MAP_EVENTS = ('commit_wait', 'commit_served', 'write_wait', 'write_served')
 PRESSURES = ('memcg', 'global')
 # The guest: 768 MiB (stress-ng's forty-odd stressors and lockdep's tables
 # beside a hog), an 8 GiB sparse disk image per boot (with 1 GiB,
@@ -27,6 +31,9 @@ PRESSURES = ('memcg', 'global')
 MEMORY_MB = 768
 DISK_MB = 8192
 CONTROL_LOCK = 'planted_reclaim_lock'
+# A boot's extra time, by filesystem: on NFS, stress-ng's cleanup after its
+# timeout took over 240 s under TCG, and e2e/init gives it 900
+EXTRA_SECONDS = {'nfs': 660}
 
 # Which kernels' lockdep must report the control after which pressure.  The
 # series' kernels (the fs_reclaim map, which it takes in memory cgroup
@@ -108,6 +115,15 @@ class FsFacts:
     # the highest nr_isolated_file / _anon of /proc/vmstat during it
     isolated_file_max: int | None
     isolated_anon_max: int | None
+    # fs=nfs: nfsd_commit / nfsd_write taken during the workload
+    # (NFS_MAP_EVENTS: the client's waits for write, nfsd's service as a
+    # recursive reader), and the classes that came to lead to each map
+    nfs_maps: dict[str, int] = field(default_factory=dict)
+    commit_over_added: int | None = None
+    commit_over_names: list[str] = field(default_factory=list)
+    write_over_added: int | None = None
+    write_over_names: list[str] = field(default_factory=list)
+    mounted: str | None = None
     errors: list[str] = field(default_factory=list)
 
 
@@ -140,6 +156,8 @@ def fs_facts(r: Console) -> FsFacts:
     in_n, in_names = _counts(v.get('in_reclaim_added'))
     over_n, over_names = _counts(v.get('held_over_added'))
     rin_n, rin_names = _counts(v.get('reclaim_fs_in_added'))
+    cover_n, cover_names = _counts(v.get('nfsd_commit_over_added'))
+    wover_n, wover_names = _counts(v.get('nfsd_write_over_added'))
     first = r.lockdep[0] if r.lockdep else None
     workload = kv(v.get('workload'))
     seen = kv(v.get('isolated_seen'))
@@ -174,6 +192,11 @@ def fs_facts(r: Console) -> FsFacts:
         throttled_overrun=_int(v.get('throttled_overrun')),
         isolated_file_max=_int(seen.get('file_max')),
         isolated_anon_max=_int(seen.get('anon_max')),
+        nfs_maps={k: int(n) for k, n in kv(v.get('nfs_maps')).items()
+                  if n.isdigit()},
+        commit_over_added=cover_n, commit_over_names=cover_names,
+        write_over_added=wover_n, write_over_names=wover_names,
+        mounted=v.get('fs_mounted'),
         errors=r.errors)
 
 
@@ -195,6 +218,8 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
          'triage it)', not workload_reports,
          f'{harness.shown(workload_reports)}'),
     ]
+    if f.fs == 'nfs':
+        checks += nfs_checks(f)
     if f.pressure == 'memcg':
         checks.append(('memory cgroup reclaim scanned during the workload',
                        bool(f.memcg_pgscan), f'memory.stat pgscan {f.memcg_pgscan}'))
@@ -214,6 +239,27 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
                        not control_reports, f'{harness.shown(control_reports)}'))
     checks.append(harness.malformed_check(r))
     return checks
+
+
+def nfs_checks(f: FsFacts) -> list[Check]:
+    """fs=nfs: the workload ran on the loopback mount, and went through
+    what the series annotates: the client showed lockdep waits for nfsd,
+    and nfsd served under its maps (else "no report" would say nothing
+    about them)."""
+    m = f.nfs_maps
+    return [
+        ('the workload\'s mount is NFS over 127.0.0.1',
+         (f.mounted or '').startswith('127.0.0.1:/ /mnt/fs nfs4 '),
+         f'fs_mounted {f.mounted!r}'),
+        ('the lock:lock_acquire counts of both maps were read',
+         all(k in m for k in NFS_MAP_EVENTS), f'nfs_maps {m}'),
+        ('the client showed lockdep a wait for nfsd (nfsd_commit or '
+         'nfsd_write taken for write)',
+         m.get('commit_wait', 0) + m.get('write_wait', 0) > 0, f'nfs_maps {m}'),
+        ('nfsd served WRITEs and COMMITs under its maps',
+         m.get('write_served', 0) > 0 and m.get('commit_served', 0) > 0,
+         f'nfs_maps {m}'),
+    ]
 
 
 @dataclass
@@ -247,6 +293,12 @@ class FsSummary:
     throttled_overrun: list[int | None]
     isolated_file_max: list[int | None]
     isolated_anon_max: list[int | None]
+    # fs=nfs, per boot: NFS_MAP_EVENTS' counts, classes added before each map
+    nfs_maps: list[dict[str, int]] = field(default_factory=list)
+    commit_over_added: list[int | None] = field(default_factory=list)
+    write_over_added: list[int | None] = field(default_factory=list)
+    # every class that came to lead to nfsd_commit / nfsd_write, any boot
+    over_names: list[str] = field(default_factory=list)
 
 
 def summarize_fs(kernel: str, fs: str, pressure: str,
@@ -278,7 +330,12 @@ def summarize_fs(kernel: str, fs: str, pressure: str,
         throttled_isolated=[f.throttled_isolated for f in facts],
         throttled_overrun=[f.throttled_overrun for f in facts],
         isolated_file_max=[f.isolated_file_max for f in facts],
-        isolated_anon_max=[f.isolated_anon_max for f in facts])
+        isolated_anon_max=[f.isolated_anon_max for f in facts],
+        nfs_maps=[f.nfs_maps for f in facts],
+        commit_over_added=[f.commit_over_added for f in facts],
+        write_over_added=[f.write_over_added for f in facts],
+        over_names=sorted({n for f in facts
+                           for n in f.commit_over_names + f.write_over_names}))
 
 
 def _span(values: list[int | None]) -> str:
@@ -323,6 +380,28 @@ def table_fs(summaries: list[FsSummary]) -> str:
             f'| {_names(s.lru)} / {_span(s.guest_mb)} '
             f'| {_each(waits)} '
             f'| {_each(s.isolated_file_max)} / {_each(s.isolated_anon_max)} |')
+    nfs = [s for s in summaries if s.fs == 'nfs']
+    return '\n'.join(rows) + '\n' + (table_nfs_maps(nfs) if nfs else '')
+
+
+def table_nfs_maps(summaries: list[FsSummary]) -> str:
+    """The fs=nfs rows' lockdep maps (after the main table, a blank line
+    between): how often the client showed lockdep a wait for nfsd and nfsd
+    served under its maps during the workload, per boot's range, and the
+    classes that came to lead to the maps."""
+    rows = ['', '| kernel | pressure | boots | client waits shown: '
+            'nfsd_commit / nfsd_write | nfsd served: COMMIT / WRITE '
+            '| classes added before nfsd_commit / nfsd_write | those classes |',
+            '|' + '---|' * 7]
+    for s in summaries:
+        def span(key: str) -> str:
+            return _span([m.get(key) for m in s.nfs_maps])
+        rows.append(
+            f'| {s.kernel} | {s.pressure} | {s.boots} '
+            f'| {span("commit_wait")} / {span("write_wait")} '
+            f'| {span("commit_served")} / {span("write_served")} '
+            f'| {_span(s.commit_over_added)} / {_span(s.write_over_added)} '
+            f'| {", ".join(s.over_names) or "-"} |')
     return '\n'.join(rows) + '\n'
 
 

@@ -399,6 +399,38 @@ class AddedAwkTest(NfsdDepsAwkTest):
                 self.assertEqual(self.added(awk, 'rin a\n', ''), [])
 
 
+class MapOverAwkTest(NfsdDepsAwkTest):
+    """The fs=nfs scenario's classes that lead to a map (MAP_OVER_AWK):
+    those with a direct dependency on nfsd_commit or nfsd_write, whatever
+    the map's "#N" suffix, and not on a map whose name only starts so."""
+
+    VARIABLE = 'MAP_OVER_AWK'
+
+    TEXT = PROC_LOCKDEP + """\
+00000000a1b2c3e4 FD:    3 BD:    1 +.+.: &sb->s_type->i_mutex_key#14
+ -> [00000000deadbee4] nfsd_write
+ -> [00000000deadbee5] nfsd_commit#2
+
+00000000a1b2c3e5 FD:    2 BD:    1 +.+.: &nfsi->commit_mutex
+ -> [00000000deadbee6] nfsd_commit_other
+ -> [00000000deadbee7] nfsd_commit#2
+
+00000000a1b2c3e6 FD:    1 BD:    1 +.+.: &x->lock
+ -> [00000000deadbee8] nfsd_writer
+
+"""
+
+    def test_only_the_maps_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                self.assertEqual(self.deps(awk, 'nfsd_commit', self.TEXT),
+                                 ['over', '&sb->s_type->i_mutex_key#14',
+                                  'over', '&nfsi->commit_mutex'])
+                self.assertEqual(self.deps(awk, 'nfsd_write', self.TEXT),
+                                 ['over', '&sb->s_type->i_mutex_key#14'])
+                self.assertEqual(self.deps(awk, 'nfsd_write', PROC_LOCKDEP), [])
+
+
 PROC_VMSTAT_LRU = """\
 nr_free_pages 1000
 nr_zone_inactive_anon 7
@@ -591,6 +623,73 @@ class FsTest(unittest.TestCase):
         self.assertEqual(s.lru_sizes[0]['nr_inactive_file'], 3000)
         md = self.fs.table_fs([s])
         self.assertIn('| classic / 4096 | 17, >=17, - | 483, 128, - / 0, 0, - |\n', md)
+
+    NFS = (FS_CONSOLE.replace('fs=ext4', 'fs=nfs').replace(
+        'E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0',
+        'E2E: fs_mounted 127.0.0.1:/ /mnt/fs nfs4 rw,relatime,vers=4.2 0 0').replace(
+        'E2E: throttled_isolated',
+        'E2E: nfs_maps commit_wait=12 commit_served=40 write_wait=3 write_served=900\n'
+        'E2E: nfsd_commit_over_added 2 &sb->s_type->i_mutex_key#14 &nfsi->commit_mutex\n'
+        'E2E: nfsd_write_over_added 0 \n'
+        'E2E: throttled_isolated'))
+
+    def test_nfs(self):
+        f = self.fs.fs_facts(harness.parse_console(self.NFS))
+        self.assertEqual(f.fs, 'nfs')
+        self.assertEqual(f.nfs_maps, {'commit_wait': 12, 'commit_served': 40,
+                                      'write_wait': 3, 'write_served': 900})
+        self.assertEqual((f.commit_over_added, f.commit_over_names),
+                         (2, ['&sb->s_type->i_mutex_key#14', '&nfsi->commit_mutex']))
+        self.assertEqual((f.write_over_added, f.write_over_names), (0, []))
+        checks = self.checks(self.NFS)
+        self.assertTrue(all(checks.values()), checks)
+        self.assertEqual(len([w for w in checks if 'nfsd' in w or 'NFS over' in w
+                              or 'lock_acquire' in w]), 4)
+        # a local file system has no NFS checks
+        self.assertFalse(any('nfsd' in w for w in self.checks(FS_CONSOLE)))
+
+    def test_nfs_without_what_it_annotates_fails(self):
+        cases = {
+            'the client showed lockdep a wait for nfsd (nfsd_commit or nfsd_write '
+            'taken for write)': self.NFS.replace('commit_wait=12', 'commit_wait=0')
+            .replace('write_wait=3', 'write_wait=0'),
+            'nfsd served WRITEs and COMMITs under its maps':
+                self.NFS.replace('commit_served=40', 'commit_served=0'),
+            "the workload's mount is NFS over 127.0.0.1":
+                self.NFS.replace('127.0.0.1:/ /mnt/fs nfs4', '/dev/vda /mnt/fs ext4'),
+        }
+        for want, text in cases.items():
+            with self.subTest(want=want):
+                failed = [w for w, ok in self.checks(text).items() if not ok]
+                self.assertEqual(failed, [want])
+        # no counts at all (the guest did not trace them)
+        text = '\n'.join(line for line in self.NFS.splitlines()
+                         if not line.startswith('E2E: nfs_maps'))
+        failed = [w for w, ok in self.checks(text).items() if not ok]
+        self.assertEqual(len(failed), 3, failed)
+        self.assertIn('the lock:lock_acquire counts of both maps were read', failed)
+        # one waits count alone is enough
+        text = self.NFS.replace('commit_wait=12', 'commit_wait=0')
+        self.assertTrue(all(self.checks(text).values()))
+
+    def test_nfs_table(self):
+        r = harness.parse_console(self.NFS)
+        other = harness.parse_console(self.NFS.replace('commit_wait=12', 'commit_wait=30')
+                                      .replace('nfsd_write_over_added 0 ',
+                                               'nfsd_write_over_added 1 &x->lock'))
+        md = self.fs.table_fs([self.fs.summarize_fs('branch', 'nfs', 'memcg', [r, other])])
+        self.assertIn('| branch | nfs | memcg | 2 | 2 | 0 | 2 / 2 |', md)
+        self.assertIn('\n\n| kernel | pressure | boots | client waits shown: '
+                      'nfsd_commit / nfsd_write | nfsd served: COMMIT / WRITE '
+                      '| classes added before nfsd_commit / nfsd_write | those classes |\n', md)
+        self.assertIn('| branch | memcg | 2 | 12-30 / 3 | 40 / 900 | 2 / 0-1 '
+                      '| &nfsi->commit_mutex, &sb->s_type->i_mutex_key#14, &x->lock |\n', md)
+        nfs_rows = md.split('\n\n')[1].splitlines()
+        self.assertEqual(nfs_rows[0].count('|'), nfs_rows[1].count('|'))
+        # no NFS row: no second table
+        ext4 = harness.parse_console(FS_CONSOLE)
+        self.assertNotIn('client waits shown',
+                         self.fs.table_fs([self.fs.summarize_fs('branch', 'ext4', 'memcg', [ext4])]))
 
 
 DATA = Path(__file__).resolve().parent / 'data'
@@ -1034,9 +1133,6 @@ class ParseTest(unittest.TestCase):
                 out.read_bytes()), stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE).stdout.decode().split()
             self.assertEqual(sorted(listing), ['bin', 'bin/busybox', 'bin/sh', 'init'])
-
-
-DATA = Path(__file__).resolve().parent / 'data'
 
 
 def stall_console(policy):
