@@ -226,7 +226,7 @@ class RunnerTest(ScratchRepo):
         self.assertGreaterEqual(set(rs.known_suites()), {
             'fs_reclaim_map', 'lockdep_reclaim_fs', 'vmscan_reclaim_fs',
             'nfs_commit_lockdep', 'nfsd_commit_lockdep', 'nfs_commit_wait',
-            'vmscan_isolation', 'vmscan_isolation_lockdep'})
+            'nfs_pnfs_commit', 'vmscan_isolation', 'vmscan_isolation_lockdep'})
 
     def test_build_failure_fails_without_running(self):
         proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
