@@ -243,9 +243,9 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
 
 def nfs_checks(f: FsFacts) -> list[Check]:
     """fs=nfs: the workload ran on the loopback mount, and went through
-    what the series annotates: the client showed lockdep waits for nfsd,
-    and nfsd served under its maps (else "no report" would say nothing
-    about them)."""
+    what the series annotates: the client showed lockdep both kinds of
+    wait for nfsd, nfsd served under its maps, and lockdep was on to the
+    end (else "no report" would say nothing about them)."""
     m = f.nfs_maps
     return [
         ('the workload\'s mount is NFS over 127.0.0.1',
@@ -253,9 +253,15 @@ def nfs_checks(f: FsFacts) -> list[Check]:
          f'fs_mounted {f.mounted!r}'),
         ('the lock:lock_acquire counts of both maps were read',
          all(k in m for k in NFS_MAP_EVENTS), f'nfs_maps {m}'),
-        ('the client showed lockdep a wait for nfsd (nfsd_commit or '
-         'nfsd_write taken for write)',
-         m.get('commit_wait', 0) + m.get('write_wait', 0) > 0, f'nfs_maps {m}'),
+        ('the client showed lockdep its COMMIT waits for nfsd (nfsd_commit '
+         'taken for write)', m.get('commit_wait', 0) > 0, f'nfs_maps {m}'),
+        ('the client showed lockdep its writeback waits for nfsd (nfsd_write '
+         'taken for write)', m.get('write_wait', 0) > 0, f'nfs_maps {m}'),
+        # lock:lock_acquire fires before lockdep's debug_locks check: nfsd's
+        # counts grow after a report turned lockdep off
+        ('lockdep was still on after the workload (debug_locks 1)',
+         f.lockdep_after.get('debug_locks') == 1,
+         f'lockdep_after {f.lockdep_after}'),
         ('nfsd served WRITEs and COMMITs under its maps',
          m.get('write_served', 0) > 0 and m.get('commit_served', 0) > 0,
          f'nfs_maps {m}'),

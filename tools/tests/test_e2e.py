@@ -644,15 +644,19 @@ class FsTest(unittest.TestCase):
         checks = self.checks(self.NFS)
         self.assertTrue(all(checks.values()), checks)
         self.assertEqual(len([w for w in checks if 'nfsd' in w or 'NFS over' in w
-                              or 'lock_acquire' in w]), 4)
+                              or 'lock_acquire' in w or 'still on' in w]), 6)
         # a local file system has no NFS checks
         self.assertFalse(any('nfsd' in w for w in self.checks(FS_CONSOLE)))
 
     def test_nfs_without_what_it_annotates_fails(self):
         cases = {
-            'the client showed lockdep a wait for nfsd (nfsd_commit or nfsd_write '
-            'taken for write)': self.NFS.replace('commit_wait=12', 'commit_wait=0')
-            .replace('write_wait=3', 'write_wait=0'),
+            'the client showed lockdep its COMMIT waits for nfsd (nfsd_commit taken '
+            'for write)': self.NFS.replace('commit_wait=12', 'commit_wait=0'),
+            'the client showed lockdep its writeback waits for nfsd (nfsd_write taken '
+            'for write)': self.NFS.replace('write_wait=3', 'write_wait=0'),
+            'lockdep was still on after the workload (debug_locks 1)':
+                self.NFS.replace('debug_locks=1 classes=1100',
+                                 'debug_locks=0 classes=1100'),
             'nfsd served WRITEs and COMMITs under its maps':
                 self.NFS.replace('commit_served=40', 'commit_served=0'),
             "the workload's mount is NFS over 127.0.0.1":
@@ -666,11 +670,8 @@ class FsTest(unittest.TestCase):
         text = '\n'.join(line for line in self.NFS.splitlines()
                          if not line.startswith('E2E: nfs_maps'))
         failed = [w for w, ok in self.checks(text).items() if not ok]
-        self.assertEqual(len(failed), 3, failed)
+        self.assertEqual(len(failed), 4, failed)
         self.assertIn('the lock:lock_acquire counts of both maps were read', failed)
-        # one waits count alone is enough
-        text = self.NFS.replace('commit_wait=12', 'commit_wait=0')
-        self.assertTrue(all(self.checks(text).values()))
 
     def test_nfs_table(self):
         r = harness.parse_console(self.NFS)
