@@ -102,6 +102,36 @@ class HunkTest(unittest.TestCase):
         self.assertIn('+++ b/mm/vmscan.c\n@@ -10,6 +10,7 @@', code)
         self.assertNotIn('foo_trace', code)
 
+    def test_a_hunk_of_includes_only_is_not_mutated(self):
+        # 0006's '#include <linux/sched/mm.h>' survived as a mutant: the
+        # header came in through another one
+        patch = Path(self.tmp.name) / '0002-nfs-a-scope.patch'
+        patch.write_text(PATCH.split('diff --git', 1)[0] + """\
+diff --git a/fs/nfs/direct.c b/fs/nfs/direct.c
+index 1111111..2222222 100644
+--- a/fs/nfs/direct.c
++++ b/fs/nfs/direct.c
+@@ -41,6 +41,7 @@
+ #include <linux/errno.h>
+ #include <linux/sched.h>
++#include <linux/sched/mm.h>
+ #include <linux/kernel.h>
+@@ -60,3 +61,5 @@
+ #include "internal.h"
++/* for the scope */
++# include "pnfs.h"
+@@ -70,3 +73,4 @@ static void f(void)
+ #include <linux/a.h>
++#include <linux/b.h>
++	a = 1;
+@@ -80,3 +84,4 @@ static void g(void)
+ }
++#include "tests/direct_kunit.c"
+""")
+        self.assertEqual([h.kind for h in self.tool.hunks_of(patch)],
+                         ['include', 'include', 'code', 'test'])
+        self.assertFalse(self.tool.is_include_only(['+']))
+
     def test_a_hunk_comes_out_with_git_apply(self):
         hunk = self.tool.hunks_of(self.patch)[1]
         with tempfile.TemporaryDirectory() as work:
