@@ -132,6 +132,36 @@ index 1111111..2222222 100644
                          ['include', 'include', 'code', 'test'])
         self.assertFalse(self.tool.is_include_only(['+']))
 
+    def test_test_programs_are_not_mutated(self):
+        # mutants: [2] found 0002's calls of its new locking selftests
+        # surviving: taken back, they remove tests, not code under test
+        for path in ('lib/locking-selftest.c', 'lib/test_reclaim_inversion.c',
+                     'fs/nfsd/nfsd_commit_kunit.c', 'mm/tests/a.c'):
+            self.assertTrue(self.tool.is_test_file(path), path)
+        for path in ('lib/other.c', 'mm/test_x.c', 'kernel/locking/lockdep.c'):
+            self.assertFalse(self.tool.is_test_file(path), path)
+        patch = Path(self.tmp.name) / '0002-lockdep-a-fix.patch'
+        patch.write_text(PATCH.split('diff --git', 1)[0] + """\
+diff --git a/lib/locking-selftest.c b/lib/locking-selftest.c
+index 1111111..2222222 100644
+--- a/lib/locking-selftest.c
++++ b/lib/locking-selftest.c
+@@ -2955,3 +2955,4 @@ void locking_selftest(void)
+ 	a();
++	DO_TESTCASE_1(b);
+ 	c();
+diff --git a/lib/other.c b/lib/other.c
+index 1111111..2222222 100644
+--- a/lib/other.c
++++ b/lib/other.c
+@@ -10,3 +10,4 @@ void other(void)
+ 	a();
++	b();
+ 	c();
+""")
+        self.assertEqual([(h.file, h.kind) for h in self.tool.hunks_of(patch)],
+                         [('lib/other.c', 'code')])
+
     def test_a_hunk_comes_out_with_git_apply(self):
         hunk = self.tool.hunks_of(self.patch)[1]
         with tempfile.TemporaryDirectory() as work:
