@@ -21,6 +21,19 @@ import harness
 from harness import Check, Console, LockdepReport
 
 FILESYSTEMS = ('ext4', 'xfs', 'btrfs', 'nfs')
+# pnfs (tools/e2e run --scenario pnfs, not in a full run's default): ext4
+# exported with nfsd's flexfiles layout, the data server nfsd itself over
+# NFSv3, written by stress-ng's hdd stressor (fsync, close, O_DIRECT)
+PNFS = 'pnfs'
+FS_CHOICES = FILESYSTEMS + (PNFS,)
+# The pNFS committer's cycle: commit_mutex held over the commit data's
+# allocation, which may reclaim (commit_mutex -> fs_reclaim), and reclaim
+# releasing a folio awaiting a COMMIT, which takes commit_mutex
+# (fs_reclaim -> commit_mutex).  The kernels without a NOFS scope over that
+# allocation, where lockdep may report the cycle; the others must never
+# record the first edge.
+COMMIT_MUTEX = '&nfsi->commit_mutex'
+PNFS_UNFIXED = ('base', 'no-pnfs-nofs')
 # fs=nfs: the lock:lock_acquire counts of e2e/init's NFS_MAP_EVENTS
 NFS_MAP_EVENTS = ('commit_wait', 'commit_served', 'write_wait', 'write_served')
 PRESSURES = ('memcg', 'global')
@@ -46,6 +59,7 @@ CONTROL_EXPECTED: dict[str, dict[str, bool | None]] = {
     'no-reclaim-fs': {'memcg': True, 'global': True},
     'no-memcg-map': {'memcg': None, 'global': True},
     'no-rr-walk': {'memcg': True, 'global': True},
+    'no-pnfs-nofs': {'memcg': True, 'global': True},
 }
 
 
@@ -124,6 +138,13 @@ class FsFacts:
     write_over_added: int | None = None
     write_over_names: list[str] = field(default_factory=list)
     mounted: str | None = None
+    # fs=pnfs: the mount's LAYOUTGETs, the data server's NFSv3 WRITEs and
+    # COMMITs during the workload, the layout type; the commit_mutex
+    # cycle's two edges in /proc/lockdep after it (over: held over an
+    # allocation that may reclaim; in: taken in reclaim)
+    pnfs: dict[str, str] = field(default_factory=dict)
+    commit_mutex_edges: dict[str, int] = field(default_factory=dict)
+    allocstall: int | None = None       # direct reclaims, during the workload
     errors: list[str] = field(default_factory=list)
 
 
@@ -197,7 +218,20 @@ def fs_facts(r: Console) -> FsFacts:
         commit_over_added=cover_n, commit_over_names=cover_names,
         write_over_added=wover_n, write_over_names=wover_names,
         mounted=v.get('fs_mounted'),
+        pnfs=kv(v.get('pnfs')),
+        commit_mutex_edges={k: int(n) for k, n in
+                            kv(v.get('commit_mutex_edges')).items() if n.isdigit()},
+        allocstall=(harness._delta(r, 'allocstall_')
+                    if r.vmstat_after and r.vmstat_before else None),
         errors=r.errors)
+
+
+def is_commit_mutex_cycle(report: LockdepReport) -> bool:
+    """The pNFS committer's cycle: a circular dependency between fs_reclaim
+    and commit_mutex, or commit_mutex taken again (two inodes' mutexes are
+    one class)."""
+    return COMMIT_MUTEX in report.classes and (
+        'fs_reclaim' in report.classes or 'recursive' in report.kind)
 
 
 def fs_checks(kernel: str, r: Console) -> list[Check]:
@@ -206,6 +240,10 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
     f = fs_facts(r)
     workload_reports = [x for x in r.lockdep if not is_control(x)]
     control_reports = [x for x in r.lockdep if is_control(x)]
+    if f.fs == PNFS and kernel in PNFS_UNFIXED:
+        # the cycle is what this kernel is booted to show
+        workload_reports = [x for x in workload_reports
+                            if not is_commit_mutex_cycle(x)]
     checks: list[Check] = [
         ('the boot completed (no hang, no panic)',
          harness.outcome(r) is harness.Outcome.COMPLETED,
@@ -220,16 +258,22 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
     ]
     if f.fs == 'nfs':
         checks += nfs_checks(f)
+    if f.fs == PNFS:
+        checks += pnfs_checks(kernel, f, r)
     if f.pressure == 'memcg':
         checks.append(('memory cgroup reclaim scanned during the workload',
                        bool(f.memcg_pgscan), f'memory.stat pgscan {f.memcg_pgscan}'))
     else:
         checks.append(('kswapd or direct reclaim scanned during the workload',
                        bool(f.global_pgscan), f'pgscan delta {f.global_pgscan}'))
+    if kernel == 'base':
+        # the planted control is a patch of the series
+        checks.append(harness.malformed_check(r))
+        return checks
     expected = CONTROL_EXPECTED.get(kernel, {}).get(f.pressure or '')
     checks.append(('the control reached reclaim (its shrinker took the lock)',
                    bool(f.control_scans), f'scans {f.control_scans}'))
-    if workload_reports:
+    if r.lockdep and not control_reports:
         pass    # lockdep stopped at the workload's report: no control then
     elif expected is True:
         checks.append((f'lockdep reported the planted control ({CONTROL_LOCK})',
@@ -238,6 +282,43 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
         checks.append(('lockdep did not report the planted control',
                        not control_reports, f'{harness.shown(control_reports)}'))
     checks.append(harness.malformed_check(r))
+    return checks
+
+
+def pnfs_checks(kernel: str, f: FsFacts, r: Console) -> list[Check]:
+    """fs=pnfs: the workload went through pNFS (layouts granted, the data
+    server written and committed: a quiet boot is not one where pNFS never
+    ran), and lockdep's view of commit_mutex.  Without a NOFS scope over
+    the commit data's allocation (PNFS_UNFIXED) commit_mutex must come to
+    lead to fs_reclaim, the planted half of the cycle (the positive
+    control of the others' check), and a report, if any, is the cycle;
+    with one it never does."""
+    p = f.pnfs
+    edges = f.commit_mutex_edges
+    over = edges.get('over')
+    cycle = [x for x in r.lockdep if is_commit_mutex_cycle(x)]
+    checks: list[Check] = [
+        ('the workload\'s mount is NFS over 127.0.0.1',
+         (f.mounted or '').startswith('127.0.0.1:/ /mnt/fs nfs4 '),
+         f'fs_mounted {f.mounted!r}'),
+        ('the client was granted flexfiles layouts (LAYOUTGET)',
+         p.get('layout') == 'LAYOUT_FLEX_FILES' and _int(p.get('layoutget')) not in (None, 0),
+         f'pnfs {p}'),
+        ('the data server was written and committed (NFSv3 WRITE, COMMIT)',
+         bool(_int(p.get('ds_write'))) and bool(_int(p.get('ds_commit'))),
+         f'pnfs {p}'),
+        ('lockdep\'s graph was read after the workload', over is not None,
+         f'commit_mutex_edges {edges}'),
+    ]
+    if kernel in PNFS_UNFIXED:
+        checks.append((f'{COMMIT_MUTEX} was held over an allocation that may '
+                       f'reclaim (-> fs_reclaim), or lockdep reported the cycle',
+                       bool(over) or bool(cycle), f'commit_mutex_edges {edges}'))
+    else:
+        checks.append((f'{COMMIT_MUTEX} was never held over an allocation that '
+                       f'may reclaim into the filesystem (no -> fs_reclaim)',
+                       over == 0 and not cycle,
+                       f'commit_mutex_edges {edges}, {harness.shown(cycle)}'))
     return checks
 
 
@@ -305,6 +386,12 @@ class FsSummary:
     write_over_added: list[int | None] = field(default_factory=list)
     # every class that came to lead to nfsd_commit / nfsd_write, any boot
     over_names: list[str] = field(default_factory=list)
+    # fs=pnfs, per boot: how it ended, FsFacts' pnfs, commit_mutex_edges
+    # and allocstall
+    outcomes: list[str] = field(default_factory=list)
+    pnfs: list[dict[str, str]] = field(default_factory=list)
+    commit_mutex_edges: list[dict[str, int]] = field(default_factory=list)
+    allocstall: list[int | None] = field(default_factory=list)
 
 
 def summarize_fs(kernel: str, fs: str, pressure: str,
@@ -341,7 +428,10 @@ def summarize_fs(kernel: str, fs: str, pressure: str,
         commit_over_added=[f.commit_over_added for f in facts],
         write_over_added=[f.write_over_added for f in facts],
         over_names=sorted({n for f in facts
-                           for n in f.commit_over_names + f.write_over_names}))
+                           for n in f.commit_over_names + f.write_over_names}),
+        outcomes=[f.outcome for f in facts], pnfs=[f.pnfs for f in facts],
+        commit_mutex_edges=[f.commit_mutex_edges for f in facts],
+        allocstall=[f.allocstall for f in facts])
 
 
 def _span(values: list[int | None]) -> str:
@@ -387,7 +477,34 @@ def table_fs(summaries: list[FsSummary]) -> str:
             f'| {_each(waits)} '
             f'| {_each(s.isolated_file_max)} / {_each(s.isolated_anon_max)} |')
     nfs = [s for s in summaries if s.fs == 'nfs']
-    return '\n'.join(rows) + '\n' + (table_nfs_maps(nfs) if nfs else '')
+    pnfs = [s for s in summaries if s.fs == PNFS]
+    return ('\n'.join(rows) + '\n' + (table_nfs_maps(nfs) if nfs else '')
+            + (table_pnfs(pnfs) if pnfs else ''))
+
+
+def table_pnfs(summaries: list[FsSummary]) -> str:
+    """The fs=pnfs rows (after the main table, a blank line between): per
+    boot, how it ended, the layouts granted, the data server's WRITEs and
+    COMMITs, the direct reclaims, the commit_mutex cycle's edges
+    (held over reclaim / taken in it), and the reports by kind."""
+    rows = ['', '| kernel | pressure | boots | outcome per boot | LAYOUTGETs '
+            '| DS WRITEs / COMMITs | direct reclaims (allocstall) '
+            '| commit_mutex -> fs_reclaim / fs_reclaim -> commit_mutex, per boot '
+            '| workload reports |', '|' + '---|' * 9]
+    for s in summaries:
+        def span(key: str) -> str:
+            return _span([_int(p.get(key)) for p in s.pnfs])
+        edges = ', '.join(f'{e.get("over", "-")}/{e.get("in", "-")}'
+                          for e in s.commit_mutex_edges) or '-'
+        kinds: dict[str, int] = {}
+        for x in s.workload_reports:
+            kinds[x['kind']] = kinds.get(x['kind'], 0) + 1
+        reports = '; '.join(f'{n} x {k}' for k, n in kinds.items()) or '0'
+        rows.append(
+            f'| {s.kernel} | {s.pressure} | {s.boots} | {_each(s.outcomes)} '
+            f'| {span("layoutget")} | {span("ds_write")} / {span("ds_commit")} '
+            f'| {_span(s.allocstall)} | {edges} | {reports} |')
+    return '\n'.join(rows) + '\n'
 
 
 def table_nfs_maps(summaries: list[FsSummary]) -> str:

@@ -103,7 +103,7 @@ MEMORY_MB = 384
 # fs (lockdep under stress-ng on a real filesystem, e2e/fs.py) and load
 # (the policies compared on an ext4 export under memory cgroup or global
 # pressure, e2e/load.py).
-SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load')
+SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load', 'pnfs')
 
 # The guest's kernels: the branch (the default KUnit build), and the
 # branch with cce0be6eb497's change to nfs_release_folio() ("NFS: Fix a
@@ -115,7 +115,7 @@ SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load')
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
 KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
-           'no-rr-walk', 'base')
+           'no-rr-walk', 'no-pnfs-nofs', 'base')
 # The base kernel: the prepared tree's base commit (kernel-patches/BASE,
 # Debian's linux-source-6.12 as it ships, none of the series), configured
 # as the branch's guest kernel is, but for the options the base does not
@@ -141,7 +141,7 @@ SERIES_OPTIONS = ('CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED',
 KERNEL_VARIANT = {'no-reclaim-fs': 'no-reclaim-fs',
                   'no-memcg-map': 'no-reclaim-fs'}
 # the kernels made by a diff (e2e/<kernel>.diff) on the prepared tree
-DIFF_KERNELS = ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk')
+DIFF_KERNELS = ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'no-pnfs-nofs')
 
 # The stall scenario: how long its reclaim may take and still count as
 # having returned at once (no wait) or after its budgets, beyond the waits
@@ -167,14 +167,20 @@ def initramfs_path(flavor: str = 'nfs') -> Path:
 
 
 def build_dir(kernel: str = 'branch') -> Path:
-    """Where the guest's kernel is built: the default KUnit configuration's
-    build directory, a variant's own for a kernel that is only a variant
-    (tools/run-suites --variant builds there too), or one of its own."""
-    if kernel == 'branch':
-        return paths.build_dir('default')
-    if kernel not in DIFF_KERNELS and kernel in KERNEL_VARIANT:
-        return paths.build_dir(KERNEL_VARIANT[kernel])
-    return paths.build_dir(f'e2e-{kernel}')
+    """Where the guest's kernel is built: a build directory of its own,
+    $RECLAIM_BUILD_DIR/e2e for the branch, e2e-<kernel> for the others
+    (the suites' configuration, .kunitconfig, builds in default/)."""
+    return paths.build_dir('e2e' if kernel == 'branch' else f'e2e-{kernel}')
+
+
+def seed_dir(kernel: str = 'branch') -> Path | None:
+    """The suites' build directory that @kernel's build may start from (a
+    copy, so that kbuild compiles only what the guest's options change),
+    or None: a kernel of another source tree (a diff's worktree, the base)
+    shares no object with it."""
+    if kernel in DIFF_KERNELS or kernel == BASE_KERNEL:
+        return None
+    return paths.build_dir(KERNEL_VARIANT.get(kernel, 'default'))
 
 
 # a config or menuconfig line, a comment after it allowed

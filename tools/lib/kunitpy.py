@@ -94,14 +94,15 @@ def kunit_py(tree: Path) -> Path:
 # are the tools' own, refused as names of kunit/variants/*.config.
 RESERVED_VARIANTS = {
     'default': '.kunitconfig alone, without a variant',
-    'e2e': "tools/e2e's results (and, until 2026-12-04, its build)",
+    'e2e': "tools/e2e's results and the guest kernel's build",
     'bisect': "tools/check-series bisect's build",
     'mutants': "tools/mutants' build and results",
     'kunit.json': "tools/kunit's results",
     # harness.build_dir() of the kernels made by a diff (harness.DIFF_KERNELS)
     # and of the base kernel (harness.BASE_KERNEL)
     **{f'e2e-{kernel}': f'tools/e2e build --kernel {kernel}\'s build'
-       for kernel in ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'base')},
+       for kernel in ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'base',
+                      'no-reclaim-fs', 'no-pnfs-nofs')},
 }
 
 
@@ -161,11 +162,16 @@ def environment() -> dict[str, str]:
 
 
 def build_args(build: Path, variant: str = 'default', jobs: int | None = None,
-               kunitconfig: Path | None = None) -> list[str]:
+               kunitconfig: Path | None = None,
+               extra: Path | None = None) -> list[str]:
     """Options of kunit.py run/build/config for one configuration: a variant
-    of .kunitconfig, or another kunitconfig file altogether.  Without @jobs,
-    kunit.py's own default applies (the CPUs this process may run on)."""
+    of .kunitconfig (with @extra, another fragment kunit.py merges into it:
+    the end-to-end guest's), or another kunitconfig file altogether.
+    Without @jobs, kunit.py's own default applies (the CPUs this process
+    may run on)."""
     configs, options = ([kunitconfig], []) if kunitconfig else kunitconfigs(variant)
+    if extra:
+        configs.append(extra)
     return [f'--build_dir={build}', f'--arch={ARCH}',
             *([f'--jobs={jobs}'] if jobs else []),
             *(f'--kunitconfig={c}' for c in configs),

@@ -281,18 +281,24 @@ class SeriesFileTest(ScratchRepo):
 
 class KunitconfigTest(ScratchRepo):
 
-    def test_kunitconfig_must_hold_the_guest_s_options(self):
-        """The e2e guest boots the default KUnit kernel: a line of
-        e2e/guest.config missing from .kunitconfig fails the check."""
+    def test_kunitconfig_holds_the_suites_options_and_no_other(self):
+        """.kunitconfig is the suites' configuration: a suite fragment's
+        line missing from it fails the check, and so does an option no
+        suite needs (the e2e guest's: e2e/guest.config)."""
         top = self.repo / '.kunitconfig'
-        lines = top.read_text().splitlines()
-        self.assertIn('CONFIG_BLK_DEV_DM=y', lines)
-        top.write_text('\n'.join(x for x in lines if x != 'CONFIG_BLK_DEV_DM=y') + '\n')
+        text = top.read_text()
+        self.assertIn('ok   kunitconfig', self.tool('tools/check-series').stdout.splitlines())
+        top.write_text(text.replace('CONFIG_NFS_V4_1=y\n', ''))
         proc = self.tool('tools/check-series')
-        out = proc.stdout.splitlines()
-        self.assertIn('FAIL kunitconfig', out, proc.stdout + proc.stderr)
-        self.assertIn('guest.config: CONFIG_BLK_DEV_DM=y is not in .kunitconfig',
-                      proc.stdout)
+        self.assertIn('FAIL kunitconfig', proc.stdout.splitlines(),
+                      proc.stdout + proc.stderr)
+        self.assertIn('nfs_pnfs_commit.config: CONFIG_NFS_V4_1=y is not in '
+                      '.kunitconfig', proc.stdout)
+        top.write_text(text + 'CONFIG_BTRFS_FS=y\n')
+        proc = self.tool('tools/check-series')
+        self.assertIn('FAIL kunitconfig', proc.stdout.splitlines())
+        self.assertIn('.kunitconfig: CONFIG_BTRFS_FS=y is in no '
+                      'kunit/suites/*.config', proc.stdout)
 
 
 class SubCommandTest(ScratchRepo):

@@ -692,6 +692,86 @@ class FsTest(unittest.TestCase):
         self.assertNotIn('client waits shown',
                          self.fs.table_fs([self.fs.summarize_fs('branch', 'ext4', 'memcg', [ext4])]))
 
+    PNFS = (FS_CONSOLE.replace('fs=ext4 pressure=memcg', 'fs=pnfs pressure=global').replace(
+        'E2E: fs_mounted /dev/vda /mnt/fs ext4 rw,relatime 0 0',
+        'E2E: fs_mounted 127.0.0.1:/ /mnt/fs nfs4 rw,relatime,vers=4.2 0 0').replace(
+        'E2E: throttled_isolated',
+        'E2E: pnfs layoutget=14 ds_write=5000 ds_commit=300 layout=LAYOUT_FLEX_FILES\n'
+        'E2E: throttled_isolated').replace(
+        'E2E: held_over_added 2 &ei->i_data_sem jbd2_handle\n',
+        'E2E: held_over_added 2 &ei->i_data_sem jbd2_handle\n'
+        'E2E: commit_mutex_edges over=0 in=1\n'))
+    CYCLE = """\
+[   50.1] ======================================================
+[   50.1] WARNING: possible circular locking dependency detected
+[   50.1] stress-ng-hdd/200 is trying to acquire lock:
+[   50.1] ffff8880 (&nfsi->commit_mutex){+.+.}-{4:4}, at: nfs_scan_commit+0x1/0x2
+[   50.1] but task is already holding lock:
+[   50.1] ffff8881 (fs_reclaim){+.+.}-{0:0}, at: __alloc_pages+0x1/0x2
+"""
+
+    def test_pnfs(self):
+        f = self.fs.fs_facts(harness.parse_console(self.PNFS))
+        self.assertEqual((f.fs, f.pressure), ('pnfs', 'global'))
+        self.assertEqual(f.pnfs, {'layoutget': '14', 'ds_write': '5000',
+                                  'ds_commit': '300', 'layout': 'LAYOUT_FLEX_FILES'})
+        self.assertEqual(f.commit_mutex_edges, {'over': 0, 'in': 1})
+        checks = self.checks(self.PNFS)
+        self.assertTrue(all(checks.values()), checks)
+        # pNFS that never ran, or commit_mutex held over reclaim, fails
+        cases = {
+            'the client was granted flexfiles layouts (LAYOUTGET)':
+                self.PNFS.replace('layoutget=14', 'layoutget=0'),
+            'the data server was written and committed (NFSv3 WRITE, COMMIT)':
+                self.PNFS.replace('ds_commit=300', 'ds_commit=0'),
+            '&nfsi->commit_mutex was never held over an allocation that may '
+            'reclaim into the filesystem (no -> fs_reclaim)':
+                self.PNFS.replace('over=0 in=1', 'over=1 in=1'),
+        }
+        for want, text in cases.items():
+            with self.subTest(want=want):
+                failed = [w for w, ok in self.checks(text).items() if not ok]
+                self.assertEqual(failed, [want])
+
+    def test_pnfs_without_the_scope(self):
+        """A kernel without the NOFS scope: commit_mutex must lead to
+        fs_reclaim (else the branch's check above proves nothing), and a
+        report of the workload must be the commit_mutex cycle."""
+        held = self.PNFS.replace('over=0 in=1', 'over=1 in=0')
+        for kernel in ('base', 'no-pnfs-nofs'):
+            with self.subTest(kernel=kernel):
+                checks = self.checks(held, kernel)
+                self.assertTrue(all(checks.values()), checks)
+                self.assertEqual(kernel == 'base', not any(
+                    'control' in w for w in checks))
+                failed = [w for w, ok in self.checks(self.PNFS, kernel).items() if not ok]
+                self.assertEqual(failed, ['&nfsi->commit_mutex was held over an '
+                                          'allocation that may reclaim (-> fs_reclaim), '
+                                          'or lockdep reported the cycle'])
+                # the cycle reported: expected here, a failure on the branch
+                text = self.PNFS.replace('E2E: workload ', self.CYCLE + 'E2E: workload ')
+                checks = self.checks(text, kernel)
+                self.assertTrue(all(checks.values()), checks)
+                other = text.replace('&nfsi->commit_mutex){', '&ei->i_data_sem){')
+                failed = [w for w, ok in self.checks(other, kernel).items() if not ok]
+                self.assertEqual(len(failed), 2, failed)
+                self.assertIn('no lockdep report of the workload', failed[0])
+        text = self.PNFS.replace('E2E: workload ', self.CYCLE + 'E2E: workload ')
+        failed = [w for w, ok in self.checks(text).items() if not ok]
+        self.assertEqual(len(failed), 2, failed)
+
+    def test_pnfs_table(self):
+        r = harness.parse_console(self.PNFS)
+        cyc = harness.parse_console(self.PNFS.replace(
+            'E2E: workload ', self.CYCLE + 'E2E: workload ').replace(
+            'over=0 in=1', 'over=1 in=0'))
+        md = self.fs.table_fs([self.fs.summarize_fs('base', 'pnfs', 'global', [r, cyc])])
+        rows = md.split('\n\n')[1].splitlines()
+        self.assertEqual(rows[0].count('|'), rows[1].count('|'))
+        self.assertIn('| base | global | 2 | completed, completed | 14 | 5000 / 300 '
+                      '| 0 | 0/1, 1/0 | 1 x possible circular locking dependency '
+                      'detected |', md)
+
 
 DATA = Path(__file__).resolve().parent / 'data'
 
@@ -911,6 +991,31 @@ class RunParamsTest(unittest.TestCase):
                 self.assertIn(f'e2e_lru={lru}', append)
                 # the table: the console's own LRU, size and throttle
                 self.assertIn('| classic / 4096 | 17, 17 | 483, 483 / 0, 0 |', out)
+
+    def test_pnfs_is_the_fs_scenario_on_pnfs(self):
+        """--scenario pnfs: the fs scenario on fs=pnfs, global pressure
+        unless told, on the branch, the base (e2e_kernel=base) or the
+        kernel without the NOFS scopes; no other filesystem or kernel."""
+        text = FsTest.PNFS
+        for kernel in ('branch', 'base', 'no-pnfs-nofs'):
+            with self.subTest(kernel=kernel):
+                calls, out = self.boots(['--scenario', 'pnfs', '--runs', '1',
+                                         '--kernel', kernel], text)
+                params = calls[0]['params']
+                self.assertEqual((params['scenario'], params['fs'], params['pressure']),
+                                 ('fs', 'pnfs', 'global'))
+                self.assertEqual(params.get('kernel'), 'base' if kernel == 'base' else None)
+                self.assertIn(f'| {kernel} | global | 1 | completed | 14 | 5000 / 300 |', out)
+        calls, _ = self.boots(['--scenario', 'pnfs', '--short'], text)
+        self.assertEqual(len(calls), 1)
+        for argv in (['--scenario', 'pnfs', '--fs', 'ext4'],
+                     ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'base'],
+                     ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'no-pnfs-nofs'],
+                     ['--scenario', 'pnfs', '--kernel', 'no-rr-walk']):
+            with self.subTest(argv=argv):
+                with self.assertRaises(harness.ToolError) as cm:
+                    self.boots(['--runs', '1', *argv], text)
+                self.assertEqual(cm.exception.code, 2)
 
     def test_load_on_the_base_kernel(self):
         text = (DATA / 'load-memcg-none.log').read_text().replace(
@@ -1803,7 +1908,7 @@ class GuestKernelTest(ScratchRepo):
         super().setUp()
         self.prepared()
         self.install_fake_kunit()
-        self.build = self.tmp / 'build' / 'default'
+        self.build = self.tmp / 'build' / 'e2e'
         (self.build / 'arch/x86/boot').mkdir(parents=True)
         (self.build / 'arch/x86/boot/bzImage').write_bytes(b'kernel 1')
         self.copy = self.tmp / 'cache' / 'e2e' / 'kernel'
@@ -1828,6 +1933,7 @@ class GuestKernelTest(ScratchRepo):
         self.assertEqual(len(calls), 1)
         self.assertTrue(calls[0].startswith('build '))
         self.assertIn(f'--kunitconfig={self.repo / ".kunitconfig"}', calls[0])
+        self.assertIn(f'--kunitconfig={self.repo / "e2e" / "guest.config"}', calls[0])
         self.assertEqual((self.copy / 'bzImage').read_bytes(), b'kernel 1')
         with mock.patch.dict(os.environ, {'RECLAIM_CACHE': str(self.tmp / 'cache'),
                                           'RECLAIM_BUILD_DIR': str(self.tmp / 'build')}):
@@ -1835,6 +1941,39 @@ class GuestKernelTest(ScratchRepo):
             (self.build / 'arch/x86/boot/bzImage').write_bytes(b'kernel 2, newer')
             self.assertIn('the guest boots the older copy', harness.stale_kernel() or '')
         self.assertEqual((self.copy / 'bzImage').read_bytes(), b'kernel 1')
+
+    def test_a_first_build_starts_from_the_suites_build(self):
+        """The guest's first build copies the suites' build directory (so
+        that kbuild compiles only what e2e/guest.config changes); a later
+        one, or one without a suites' build, copies nothing."""
+        shutil.rmtree(self.build)
+        default = self.tmp / 'build' / 'default'
+        (default / 'arch/x86/boot').mkdir(parents=True)
+        (default / 'arch/x86/boot/bzImage').write_bytes(b'suites kernel')
+        (default / 'mm').mkdir()
+        (default / 'mm/vmscan.o').write_bytes(b'object')
+        (default / '.config').write_text('\n'.join(harness.guest_options()) + '\n')
+        proc = self.tool('tools/e2e', 'build', '--no-setup')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f'starting from a copy of {default}', proc.stderr)
+        self.assertEqual((self.build / 'mm/vmscan.o').read_bytes(), b'object')
+        self.assertEqual((self.copy / 'bzImage').read_bytes(), b'suites kernel')
+        self.assertFalse((default / 'calls').exists(), 'kunit.py ran in the copy')
+        (default / 'mm/vmscan.o').write_bytes(b'newer object')
+        proc = self.tool('tools/e2e', 'build', '--no-setup')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn('starting from a copy', proc.stderr)
+        self.assertEqual((self.build / 'mm/vmscan.o').read_bytes(), b'object')
+        # the base kernel is another tree: never a copy of the suites' build
+        tool = load_e2e_tool()
+        with mock.patch.dict(os.environ, {'RECLAIM_BUILD_DIR': str(self.tmp / 'build')}):
+            self.assertIsNone(harness.seed_dir('base'))
+            self.assertIsNone(harness.seed_dir('no-pnfs-nofs'))
+            self.assertEqual(harness.seed_dir('no-reclaim-fs'),
+                             self.tmp / 'build' / 'no-reclaim-fs')
+            out = self.tmp / 'build' / 'e2e-base'
+            tool.seed('base', out)
+            self.assertFalse(out.exists())
 
     def test_the_base_kernel(self):
         """--kernel base: built in a worktree at the tree's base commit with
@@ -1976,14 +2115,15 @@ class LayoutTest(unittest.TestCase):
         self.assertEqual(list((repo / 'kunit').glob('*.config')), [])
         self.assertIn('busybox-static', harness.GUEST_PACKAGES)
 
-    def test_the_guest_boots_the_default_kunit_kernel(self):
-        """One build serves the suites and the guest: the guest's kernel
-        is the default configuration's, its suites off, and .kunitconfig
-        builds in what e2e/init uses."""
+    def test_the_guest_boots_a_build_of_its_own(self):
+        """The guest's kernel is the suites' configuration and
+        e2e/guest.config, in a build directory of its own, its suites off;
+        .kunitconfig holds none of the guest's own options."""
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.dict(os.environ, {'RECLAIM_BUILD_DIR': tmp,
                                              'RECLAIM_CACHE': tmp}):
-            self.assertEqual(harness.build_dir(), Path(tmp) / 'default')
+            self.assertEqual(harness.build_dir(), Path(tmp) / 'e2e')
+            self.assertEqual(harness.build_dir('base'), Path(tmp) / 'e2e-base')
             self.assertEqual(harness.kernel_path(),
                              Path(tmp) / 'e2e' / 'kernel' / 'bzImage')
             cmd = harness.qemu_command('k', 'i', 'bounded', {'mb': 16})
@@ -1995,9 +2135,10 @@ class LayoutTest(unittest.TestCase):
         lines = set((repo / '.kunitconfig').read_text().splitlines())
         options = harness.guest_options()
         for option in ('CONFIG_BLK_DEV_INITRD=y', 'CONFIG_UNIX=y',
-                       'CONFIG_NFS_V4_2=y', 'CONFIG_BLK_DEV_DM=y'):
+                       'CONFIG_NFS_V4_2=y', 'CONFIG_BLK_DEV_DM=y',
+                       'CONFIG_NFSD_FLEXFILELAYOUT=y'):
             self.assertIn(option, options)
-        self.assertEqual([o for o in options if o not in lines], [])
+            self.assertNotIn(option, lines)
 
     def test_build_installs_a_checked_copy(self):
         """The guest boots a copy of the build's kernel, made only from a
