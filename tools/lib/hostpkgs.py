@@ -98,11 +98,15 @@ def install(base: series.Base, log: Callable[[str], object] = print,
               for p in want]
     proc = _apt(args + pinned, log)
     if proc.returncode != 0 and base.package in want:
-        # The pinned version may have left the archive: take what apt has,
-        # and say so (tools/prepare reports the kernel version it gets).
-        log(f'warning: {base.package}={base.debian_version} is not available '
-            f'from apt; installing its current version instead')
-        proc = _apt(args + want, log)
+        # The pinned version may have left the archive: another version
+        # would be another tree than the one BASE, the KCIDB data and the
+        # cover letter name
+        raise ToolError(f'{base.package}={base.debian_version} (kernel-patches/'
+                        f'BASE) could not be installed: {_apt_errors(proc)}; '
+                        f'nothing else was installed in its place: install it '
+                        f'by hand (snapshot.debian.org keeps every version), '
+                        f'or move BASE to the version apt has once the series '
+                        f'applies and passes there', cli.EXIT_ENV)
     if proc.returncode != 0:
         raise ToolError(f'apt-get install {" ".join(want)} failed: '
                         f'{_apt_errors(proc)}', cli.EXIT_ENV)

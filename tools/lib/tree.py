@@ -78,9 +78,14 @@ def create(base: series.Base, tree: Path, log: Log = print) -> None:
     installed = _installed_version(base.package)
     if installed and installed != base.debian_version \
             and 'RECLAIM_TARBALL' not in os.environ:
-        log(f'warning: kernel-patches/BASE names {base.package} '
-            f'{base.debian_version}, but {installed} is installed: '
-            f'preparing from it anyway')
+        # the tree, the KCIDB data and the cover letter would name BASE's
+        # version for another tree
+        raise ToolError(f'kernel-patches/BASE pins {base.package} '
+                        f'{base.debian_version}, but {installed} is installed: '
+                        f'nothing was prepared; install the pinned version '
+                        f'(apt-get install {base.package}={base.debian_version}), '
+                        f'or move BASE to {installed} once the series applies '
+                        f'and passes there', cli.EXIT_ENV)
     tree.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f'.{tree.name}.tmp-', dir=tree.parent))
     try:
@@ -96,9 +101,12 @@ def create(base: series.Base, tree: Path, log: Log = print) -> None:
             raise ToolError(f'{tarball} holds no kernel tree (no VERSION in '
                             f'its top-level Makefile)', cli.EXIT_ENV)
         if version != base.version:
-            log(f'warning: kernel-patches/BASE names kernel {base.version}, '
-                f'but {tarball} holds {version}: preparing it anyway; if the '
-                f'series applies and passes, update kernel-patches/BASE')
+            raise ToolError(f'kernel-patches/BASE names kernel {base.version}, '
+                            f'but {tarball} holds {version}: nothing was '
+                            f'prepared; install the pinned {base.package} '
+                            f'{base.debian_version}, or move BASE to {version} '
+                            f'once the series applies and passes there',
+                            cli.EXIT_ENV)
         git(tmp, 'init', '-q', '-b', 'main')
         for key, value in (('gc.auto', '0'), ('core.autocrlf', 'false'),
                            ('kbranch.package', base.package),
@@ -555,14 +563,13 @@ def _examine(base: series.Base, patches: list[Path], tree: Path,
                         f'(no {kgit.TAG_BASE} tag): nothing was touched; '
                         f'move it away or point RECLAIM_TREE elsewhere',
                         cli.EXIT_REFUSED)
-    have = (git(tree, 'config', 'kbranch.package', check=False),
-            git(tree, 'config', 'kbranch.version', check=False))
-    if have != (base.package, base.version):
-        raise ToolError(f'{tree} was prepared from {" ".join(have)}, but '
+    have = _other_base(base, tree)
+    if have:
+        raise ToolError(f'{tree} was prepared from {have}, but '
                         f'kernel-patches/BASE names {base.package} '
-                        f'{base.version}: nothing was touched; move the tree '
-                        f'away (or delete it) and run tools/prepare again',
-                        cli.EXIT_REFUSED)
+                        f'{base.version}: nothing was touched; tools/prepare '
+                        f'--force moves the tree aside (kept whole) and '
+                        f'prepares the new base', cli.EXIT_REFUSED)
     busy = kgit.operation_in_progress(tree)
     if busy:
         raise ToolError(f'{tree} has a {busy} in progress: finish it, or '
@@ -582,11 +589,21 @@ def _examine(base: series.Base, patches: list[Path], tree: Path,
     return applied, stale, problems, keys
 
 
+def _other_base(base: series.Base, tree: Path) -> str | None:
+    """The package and version a tree of another base than @base was
+    prepared from, or None."""
+    have = (git(tree, 'config', 'kbranch.package', check=False),
+            git(tree, 'config', 'kbranch.version', check=False))
+    return None if have == (base.package, base.version) else ' '.join(have)
+
+
 def _current(base: series.Base, patches: list[Path], tree: Path,
              force: bool) -> bool:
     """Whether the tree is base + series with nothing for prepare to do
     (nothing to apply, replace or record); refusals as _examine()."""
     if _fresh(tree):
+        return False
+    if force and (tree / '.git').exists() and _other_base(base, tree):
         return False
     applied, stale, problems, keys = _examine(base, patches, tree, force)
     return not problems and not stale and applied == len(patches) \
@@ -596,6 +613,17 @@ def _current(base: series.Base, patches: list[Path], tree: Path,
 def _change(base: series.Base, patches: list[Path], tree: Path, force: bool,
             log: Log) -> str:
     """prepare()'s work, the tree's lock held exclusive."""
+    old = force and (tree / '.git').exists() and _other_base(base, tree)
+    if old:
+        # a BASE bump on a machine that keeps its tree (T2): the old tree,
+        # its work, stashes and branches included, moves aside whole
+        aside = tree.with_name(f'{tree.name}.{old.split()[-1]}.'
+                               f'{time.strftime("%Y%m%d-%H%M%S")}')
+        for wt in kgit.git(tree, 'worktree', 'list', '--porcelain').splitlines():
+            if wt.startswith('worktree ') and Path(wt[9:]) != tree:
+                git(tree, 'worktree', 'remove', '--force', wt[9:], check=False)
+        os.rename(tree, aside)
+        log(f'--force: {tree} was prepared from {old}; moved it to {aside}')
     if _fresh(tree):
         create(base, tree, log)
         apply_series(tree, patches, log)

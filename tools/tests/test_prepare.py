@@ -349,11 +349,18 @@ class PrepareTest(ScratchRepo):
         self.assertIn('tools/setup', proc.stderr)
         self.assertFalse(self.tree.exists())
 
-    def test_different_sublevel_is_reported(self):
+    def test_different_sublevel_is_refused(self):
+        """T1: a tarball of another version than BASE names is refused,
+        exit 3, and no tree is made (it would be called 6.12.118)."""
         make_tarball(self.tarball, sublevel=119)
-        proc = self.prepared()
+        proc = self.tool('tools/prepare')
+        self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn('BASE names kernel 6.12.118', proc.stderr)
-        self.assertIn('holds 6.12.119', proc.stderr)
+        self.assertIn('holds 6.12.119: nothing was prepared', proc.stderr)
+        self.assertFalse(self.tree.exists())
+        # nor its temporary directory (the tree's lock file stays)
+        self.assertEqual([p.name for p in self.tree.parent.iterdir()
+                          if p.name.startswith(f'.{self.tree.name}.tmp')], [])
 
     def test_tree_from_another_base_is_refused(self):
         self.prepared()
@@ -363,6 +370,24 @@ class PrepareTest(ScratchRepo):
         self.assertEqual(proc.returncode, 4)
         self.assertIn('prepared from linux-source-6.12 6.12.118', proc.stderr)
         self.assertEqual(snapshot(self.tree), before)
+
+    def test_a_base_bump_with_force_moves_the_old_tree_aside(self):
+        """T2: on a machine that keeps its tree, --force prepares the new
+        base and keeps the old tree whole beside it."""
+        self.prepared()
+        (self.tree / 'mm' / 'vmscan.c').write_text('uncommitted')
+        before = snapshot(self.tree)
+        self.write_base(version='6.12.120')
+        make_tarball(self.tarball, sublevel=120)
+        proc = self.tool('tools/prepare', '--force')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        aside = [p for p in self.tree.parent.iterdir()
+                 if p.name.startswith(f'{self.tree.name}.6.12.118.')]
+        self.assertEqual(len(aside), 1, list(self.tree.parent.iterdir()))
+        self.assertIn(f'moved it to {aside[0]}', proc.stderr)
+        self.assertEqual(snapshot(aside[0]), before)
+        self.assertEqual(self.git('config', 'kbranch.version').strip(), '6.12.120')
+        self.assertIn('SUBLEVEL = 120', (self.tree / 'Makefile').read_text())
 
     def test_foreign_directory_is_refused(self):
         self.tree.mkdir(parents=True)

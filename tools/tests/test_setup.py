@@ -122,13 +122,17 @@ class SetupTest(ScratchRepo):
         self.assertIn('install -y -q --no-install-recommends '
                       'linux-source-6.12=6.12.118-1~deb12u1', calls)
 
-    def test_pinned_version_gone_falls_back_and_says_so(self):
+    def test_pinned_version_gone_is_refused(self):
+        """T1: another version of the kernel source is another tree than
+        the one BASE names: refused, exit 3, nothing installed instead."""
         proc = self.tool('tools/setup', env={'FAKE_MISSING': 'linux-source-6.12',
                                              'FAKE_NO_PIN': '1'})
-        self.assertIn('6.12.118-1~deb12u1 is not available from apt', proc.stderr)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('linux-source-6.12=6.12.118-1~deb12u1 (kernel-patches/BASE) '
+                      'could not be installed', proc.stderr)
         calls = self.log.read_text().splitlines()
-        self.assertTrue(calls[-1].endswith('--no-install-recommends linux-source-6.12'),
-                        calls)
+        self.assertFalse(any(c.endswith('--no-install-recommends linux-source-6.12')
+                             for c in calls), calls)
 
 
 if __name__ == '__main__':
