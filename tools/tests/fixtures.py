@@ -9,6 +9,7 @@ import importlib.machinery
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import tarfile
 import tempfile
@@ -40,6 +41,13 @@ def load_tool(path, name):
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
     return module
+
+
+def default_sigint():
+    """A child's preexec_fn: SIGINT as a terminal's shell gives it, whatever
+    the test run inherited (a background job of a script ignores it, and a
+    Python tool started so never turns Ctrl-C into KeyboardInterrupt)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def make_tarball(path, sublevel=118):
@@ -145,7 +153,7 @@ class ScratchRepo(Isolated):
         return subprocess.run([str(self.repo / name), *map(str, args)],
                               cwd=self.repo, env={**self.env, **(env or {})},
                               text=True, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE)
+                              stderr=subprocess.PIPE, preexec_fn=default_sigint)
 
     def install_fake_kunit(self):
         """tools/tests/fake_kunit.py as the prepared tree's kunit.py, kept

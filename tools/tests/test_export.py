@@ -4,6 +4,7 @@ tools/prepare, the cover letter, and refusing to export half the work."""
 
 import os
 import shutil
+import signal
 import subprocess
 import unittest
 
@@ -685,6 +686,18 @@ class ExportTest(ScratchRepo):
     def test_ctrl_c_leaves_nothing_behind(self):
         """SIGINT while a cherry-pick runs: no scratch clone, no worktree,
         nothing written."""
+        self.ctrl_c_leaves_nothing_behind()
+
+    def test_ctrl_c_even_when_the_tests_run_with_sigint_ignored(self):
+        """The tests pass whatever SIGINT disposition they inherit: as a
+        background job of a script, (trap '' INT; ci/test), ignores it."""
+        old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            self.ctrl_c_leaves_nothing_behind()
+        finally:
+            signal.signal(signal.SIGINT, old)
+
+    def ctrl_c_leaves_nothing_behind(self):
         self.posting()
         shim = self.tmp / 'bin'
         shim.mkdir()

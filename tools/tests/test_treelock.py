@@ -12,7 +12,7 @@ import sys
 import time
 from unittest import mock
 
-from fixtures import REPO, ScratchRepo
+from fixtures import REPO, ScratchRepo, default_sigint
 
 sys.path.insert(0, str(REPO / 'tools' / 'lib'))
 import kunitpy
@@ -93,7 +93,8 @@ class TreeLockTest(ScratchRepo):
         proc = subprocess.Popen([str(self.repo / name), *map(str, args)],
                                 cwd=self.repo, env={**self.env, **(env or {})},
                                 text=True, stdout=out, stderr=subprocess.STDOUT,
-                                start_new_session=new_session)
+                                start_new_session=new_session,
+                                preexec_fn=default_sigint)
         proc.out = out      # type: ignore[attr-defined]
         self.procs.append(proc)
         return proc
@@ -236,9 +237,9 @@ class TreeLockTest(ScratchRepo):
         self.make_series(1)
         self.install_fake_kunit()
         head = self.git('rev-parse', 'HEAD')
-        with kunitpy.build_lock(self.tmp / 'build' / 'default', 'another kunit run'):
-            for cmd in (('tools/kunit', 'run', '--no-setup'),
-                        ('tools/e2e', 'build', '--no-setup')):
+        for build, cmd in (('default', ('tools/kunit', 'run', '--no-setup')),
+                           ('e2e', ('tools/e2e', 'build', '--no-setup'))):
+            with kunitpy.build_lock(self.tmp / 'build' / build, 'another kunit run'):
                 proc = self.tool(*cmd)
                 self.assertEqual(proc.returncode, 4, proc.stderr)
                 self.assertIn('in use by another kunit run', proc.stderr)
