@@ -63,9 +63,13 @@ FS_PACKAGES = ['stress-ng', 'e2fsprogs', 'xfsprogs', 'btrfs-progs',
                # the load scenario's server in a network namespace of its
                # own: iproute2's ip makes the veth pair
                'iproute2', 'libbpf1', 'libcap2', 'libdb5.3', 'libelf1',
-               'libmnl0', 'libselinux1', 'libpcre2-8-0', 'libxtables12']
+               'libmnl0', 'libselinux1', 'libpcre2-8-0', 'libxtables12',
+               # the pnfs scenario: nfsd serves NFSv3 (the data server),
+               # which it registers with rpcbind
+               'rpcbind', 'libsystemd0', 'libgcrypt20', 'libgpg-error0',
+               'liblz4-1']
 FS_BINARIES = ['usr/bin/stress-ng', 'sbin/mke2fs', 'sbin/mkfs.xfs',
-               'sbin/mkfs.btrfs', 'bin/ip']
+               'sbin/mkfs.btrfs', 'bin/ip', 'sbin/rpcbind']
 
 # The three policies, as the nfs module parameters each boot gets.  The
 # unbounded wait exists only with CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED,
@@ -539,6 +543,7 @@ def make_initramfs(init_script: Path, log: Callable[[str], object],
                         cli.EXIT_ENV)
     shutil.copy2(netconfig, root / 'etc/netconfig')
     (root / 'etc/passwd').write_text('root:x:0:0:root:/:/bin/sh\n'
+                                     '_rpc:x:100:65534::/run/rpcbind:/bin/false\n'
                                      'nobody:x:65534:65534:nobody:/:/bin/false\n')
     (root / 'etc/group').write_text('root:x:0:\nnogroup:x:65534:\n')
     shutil.copy2(init_script, root / 'init')
