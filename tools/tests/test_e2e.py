@@ -310,6 +310,50 @@ class NfsdDepsAwkTest(unittest.TestCase):
                                            PROC_LOCKDEP.replace(': nfsd_write', ': x')), [])
 
 
+# /proc/lockdep_chains as lc_show() prints it: a chain's classes in the
+# order they were taken, a blank line between chains
+LOCKDEP_CHAINS = """\
+all lock chains:
+irq_context: 0
+[ffffffff8a2b0ca0] &nfsi->commit_mutex
+[ffffffff8a2c0c40] fs_reclaim
+
+irq_context: 0
+[ffffffff8a2c0c40] fs_reclaim
+[ffffffff8a2c0c41] &lruvec->lru_lock
+
+irq_context: 0
+[ffffffff8a2c0c40] fs_reclaim
+[ffffffff8a2c0c42] isolation_throttle_io_fs
+[ffffffff8a2b0ca0] &nfsi->commit_mutex
+"""
+
+
+class ChainEdgesAwkTest(NfsdDepsAwkTest):
+    """The pnfs scenario's awk program (CHAIN_EDGES_AWK): whether a chain
+    took commit_mutex before fs_reclaim (over) or after it (in), a lock
+    between the two counting too."""
+
+    VARIABLE = 'CHAIN_EDGES_AWK'
+
+    def test_only_the_maps_dependencies(self):
+        for awk in self.awks():
+            with self.subTest(awk=awk[0]):
+                def edges(text):
+                    return subprocess.run([*awk, self.program()], input=text,
+                                          capture_output=True, text=True,
+                                          check=True).stdout.split()
+                self.assertEqual(edges(LOCKDEP_CHAINS), ['over=1', 'in=1'])
+                first, second, third = LOCKDEP_CHAINS.split('\n\n')
+                self.assertEqual(edges(first), ['over=1', 'in=0'])
+                self.assertEqual(edges(second + '\n\n' + third), ['over=0', 'in=1'])
+                self.assertEqual(edges(second), ['over=0', 'in=0'])
+                # a chain's lines are its own: two chains never make one
+                self.assertEqual(edges('irq_context: 0\n[f] fs_reclaim\n\n'
+                                       'irq_context: 0\n[f] &nfsi->commit_mutex\n'),
+                                 ['over=0', 'in=0'])
+
+
 # fs_reclaim's own line and dependencies, as l_show() prints them
 PROC_LOCKDEP_FS = PROC_LOCKDEP + """\
 00000000a1b2c3e0 FD:   41 BD:  207 +.+.: fs_reclaim
