@@ -355,12 +355,12 @@ class SubCommandTest(ScratchRepo):
         lines = proc.stdout.splitlines()
         self.assertEqual(lines[0], 'ok   series')
         self.assertEqual(lines[1], 'FAIL w1')
-        self.assertIn('no default build in', lines[2])
-        self.assertIn('run tools/run-suites', lines[2])
+        self.assertIn('no guest kernel build in', lines[2])
+        self.assertIn('run tools/e2e build first', lines[2])
         self.assertEqual(lines[-1], 'check-series: 1 passed, 1 failed')
 
     def test_w1_that_would_compile_nothing_fails(self):
-        build = self.tmp / 'build' / 'default'
+        build = self.tmp / 'build' / 'e2e'
         build.mkdir(parents=True)
         (build / '.config').write_text('CONFIG_KUNIT=y\n')
         self.prepared()
@@ -385,7 +385,7 @@ class SubCommandTest(ScratchRepo):
     def w1_build(self) -> Path:
         """A default build directory with mm/vmscan.o only, and a prepared
         tree whose third patch changes mm/vmscan.c."""
-        build = self.tmp / 'build' / 'default'
+        build = self.tmp / 'build' / 'e2e'
         (build / 'mm').mkdir(parents=True)
         (build / '.config').write_text('CONFIG_KUNIT=y\n')
         (build / 'mm' / 'vmscan.o').write_text('')

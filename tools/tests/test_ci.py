@@ -89,7 +89,7 @@ class CountTest(Isolated):
         self.assertEqual([name for name, _ in ran],
                          ['setup', 'prepare', 'tools', 'lint', 'kunit default',
                           'e2e build', 'check-series', 'check-series w1',
-                          'e2e short', 'e2e stall', 'e2e cycle', 'e2e fs'])
+                          'e2e short', 'e2e stall', 'e2e cycle', 'e2e fs', 'e2e pnfs'])
         cmds = dict(ran)
         self.assertEqual(cmds['lint'], ['tools/lint'])
         self.assertEqual(cmds['kunit default'], ['tools/run-suites'])
@@ -99,6 +99,7 @@ class CountTest(Isolated):
         self.assertEqual(cmds['e2e cycle'], ['tools/e2e', 'run', '--scenario', 'cycle',
                                              '--policy', 'bounded', '--runs', '1'])
         self.assertEqual(cmds['e2e fs'], ['tools/e2e', 'run', '--scenario', 'fs', '--short'])
+        self.assertEqual(cmds['e2e pnfs'], ['tools/e2e', 'run', '--scenario', 'pnfs', '--short'])
 
     def test_save_work_prepares_with_force_and_ci_run_gives_it(self):
         for argv, want in ((['ci/test'], ['tools/prepare']),
@@ -156,11 +157,14 @@ class CountTest(Isolated):
         self.assertIn('e2e fs           not run: e2e build failed', out)
         self.assertIn('e2e stall        not run: e2e build failed', out)
         self.assertIn('e2e cycle        not run: e2e build failed', out)
+        self.assertIn('e2e pnfs         not run: e2e build failed', out)
+        # w1 recompiles in the guest's build directory
+        self.assertIn('check-series w1  not run: e2e build failed', out)
         self.assertEqual(ran[-2:], ['bisect', 'mutants'])
 
     def test_a_failed_check_stops_nothing(self):
         ran, _ = self.run_failing({'tools', 'kunit default'})
-        self.assertEqual(len(ran), 12)
+        self.assertEqual(len(ran), 13)
 
     def test_full_refuses_a_variant_named_as_a_tools_directory(self):
         import contextlib

@@ -362,7 +362,8 @@ class RunnerTest(ScratchRepo):
                 own = re.search(r"^NAME = '([^']+)'", text, re.M)
                 if own and re.search(r'results_dir\(\) / NAME', text):
                     names.add(own.group(1))
-        self.assertGreaterEqual(names, {'e2e', 'bisect', 'mutants', 'default'})
+        self.assertGreaterEqual(names, {'e2e', 'bisect', 'mutants'})
+        self.assertIn('default', kunitpy.RESERVED_VARIANTS)
         # tools/e2e build's own (review F15): harness.build_dir() of the
         # kernels a diff makes, $RECLAIM_BUILD_DIR/e2e-pre-cce0be6eb497 ...
         sys.path.insert(0, str(repo / 'e2e'))
