@@ -266,7 +266,7 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
     else:
         checks.append(('kswapd or direct reclaim scanned during the workload',
                        bool(f.global_pgscan), f'pgscan delta {f.global_pgscan}'))
-    if kernel == 'base':
+    if kernel in harness.BASE_KERNELS:
         # the planted control is a patch of the series
         checks.append(harness.malformed_check(r))
         return checks

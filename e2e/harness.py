@@ -119,13 +119,19 @@ SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load', 'pnfs')
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
 KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
-           'no-rr-walk', 'no-pnfs-nofs', 'base')
+           'no-rr-walk', 'no-pnfs-nofs', 'base', 'base-pnfs-fix')
 # The base kernel: the prepared tree's base commit (kernel-patches/BASE,
 # Debian's linux-source-6.12 as it ships, none of the series), configured
 # as the branch's guest kernel is, but for the options the base does not
 # have (base_kunitconfig()).  Only the load scenario boots it, with the
 # policy none: it has no release wait and no nfs_release_folio_wait event.
 BASE_KERNEL = 'base'
+# The base kernel with a fix posted on its own (the first patch of
+# kernel-patches/postings/<posting>/, applied to the base's worktree and
+# built in the base's build directory, so that only what the fix touches
+# is compiled): a stable fix measured as stable would take it.
+FIX_POSTING = {'base-pnfs-fix': 'pnfs-commit-nofs'}
+BASE_KERNELS = (BASE_KERNEL, *FIX_POSTING)
 # The options of e2e/guest.config the series adds: a base kernel lacks
 # them (install_kernel() checks the rest).
 SERIES_OPTIONS = ('CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED',
@@ -174,6 +180,8 @@ def build_dir(kernel: str = 'branch') -> Path:
     """Where the guest's kernel is built: a build directory of its own,
     $RECLAIM_BUILD_DIR/e2e for the branch, e2e-<kernel> for the others
     (the suites' configuration, .kunitconfig, builds in default/)."""
+    if kernel in BASE_KERNELS:
+        return paths.build_dir(f'e2e-{BASE_KERNEL}')
     return paths.build_dir('e2e' if kernel == 'branch' else f'e2e-{kernel}')
 
 
@@ -182,7 +190,7 @@ def seed_dir(kernel: str = 'branch') -> Path | None:
     copy, so that kbuild compiles only what the guest's options change),
     or None: a kernel of another source tree (a diff's worktree, the base)
     shares no object with it."""
-    if kernel in DIFF_KERNELS or kernel == BASE_KERNEL:
+    if kernel in DIFF_KERNELS or kernel in BASE_KERNELS:
         return None
     return paths.build_dir(KERNEL_VARIANT.get(kernel, 'default'))
 
@@ -222,6 +230,17 @@ def base_kunitconfig(branch_config: str, symbols: set[str]) -> str:
         if m and m[1] in symbols:
             out.append(line)
     return '\n'.join(out) + '\n'
+
+
+def fix_patch(kernel: str) -> Path:
+    """The fix a kernel of FIX_POSTING adds to the base: its posting's
+    first patch (ToolError, exit 3, if tools/export has not written it)."""
+    posting = paths.REPO / 'kernel-patches' / 'postings' / FIX_POSTING[kernel]
+    patches = sorted(posting.glob('0001-*.patch'))
+    if not patches:
+        raise ToolError(f'no 0001-*.patch in {posting}: run tools/export',
+                        cli.EXIT_ENV)
+    return patches[0]
 
 
 def kernel_diff(kernel: str) -> Path:
@@ -319,7 +338,7 @@ def missing_options(config: str, kernel: str = 'branch') -> list[str]:
     """The guest's options that the text of a built .config lacks (but
     those @kernel's variant turns off)."""
     have = set(line.strip() for line in config.splitlines())
-    off: set[str] = set(SERIES_OPTIONS) if kernel == BASE_KERNEL else set()
+    off: set[str] = set(SERIES_OPTIONS) if kernel in BASE_KERNELS else set()
     if kernel in KERNEL_VARIANT:
         variant = kunitpy.variant_files()[KERNEL_VARIANT[kernel]].read_text()
         off = set(re.findall(r'^# (CONFIG_\w+) is not set', variant, re.M))

@@ -99,7 +99,7 @@ RESERVED_VARIANTS = {
     'mutants': "tools/mutants' build and results",
     'kunit.json': "tools/kunit's results",
     # harness.build_dir() of the kernels made by a diff (harness.DIFF_KERNELS)
-    # and of the base kernel (harness.BASE_KERNEL)
+    # and of the base kernels (harness.BASE_KERNELS: one build directory)
     **{f'e2e-{kernel}': f'tools/e2e build --kernel {kernel}\'s build'
        for kernel in ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'base',
                       'no-reclaim-fs', 'no-pnfs-nofs')},

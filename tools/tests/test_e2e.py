@@ -776,6 +776,13 @@ class FsTest(unittest.TestCase):
             with self.subTest(want=want):
                 failed = [w for w, ok in self.checks(text).items() if not ok]
                 self.assertEqual(failed, [want])
+        # the base with the fix alone: the same check, no planted control
+        checks = self.checks(self.PNFS, 'base-pnfs-fix')
+        self.assertTrue(all(checks.values()), checks)
+        self.assertFalse(any('control' in w for w in checks))
+        failed = [w for w, ok in self.checks(cases[list(cases)[-1]], 'base-pnfs-fix').items()
+                  if not ok]
+        self.assertEqual(failed, [list(cases)[-1]])
 
     def test_pnfs_without_the_scope(self):
         """A kernel without the NOFS scope: commit_mutex must lead to
@@ -1041,21 +1048,23 @@ class RunParamsTest(unittest.TestCase):
         unless told, on the branch, the base (e2e_kernel=base) or the
         kernel without the NOFS scopes; no other filesystem or kernel."""
         text = FsTest.PNFS
-        for kernel in ('branch', 'base', 'no-pnfs-nofs'):
+        for kernel in ('branch', 'base', 'no-pnfs-nofs', 'base-pnfs-fix'):
             with self.subTest(kernel=kernel):
                 calls, out = self.boots(['--scenario', 'pnfs', '--runs', '1',
                                          '--kernel', kernel], text)
                 params = calls[0]['params']
                 self.assertEqual((params['scenario'], params['fs'], params['pressure']),
                                  ('fs', 'pnfs', 'global'))
-                self.assertEqual(params.get('kernel'), 'base' if kernel == 'base' else None)
+                self.assertEqual(params.get('kernel'),
+                                 kernel if kernel.startswith('base') else None)
                 self.assertIn(f'| {kernel} | global | 1 | completed | 14 | 5000 / 300 |', out)
         calls, _ = self.boots(['--scenario', 'pnfs', '--short'], text)
         self.assertEqual(len(calls), 1)
         for argv in (['--scenario', 'pnfs', '--fs', 'ext4'],
                      ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'base'],
                      ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'no-pnfs-nofs'],
-                     ['--scenario', 'pnfs', '--kernel', 'no-rr-walk']):
+                     ['--scenario', 'pnfs', '--kernel', 'no-rr-walk'],
+                     ['--scenario', 'load', '--kernel', 'base-pnfs-fix', '--policy', 'none']):
             with self.subTest(argv=argv):
                 with self.assertRaises(harness.ToolError) as cm:
                     self.boots(['--runs', '1', *argv], text)
