@@ -96,11 +96,14 @@ class ChangelogTest(Isolated):
         for subject in ('Subject: [PATCH] mm/vmscan: add a KUnit suite',
                         'Subject: [PATCH v2 03/18] nfs: let reclaim wait',
                         'Subject: [PATCH] mm/vmscan: lockdep: two levels',
-                        'Subject: [PATCH] mm,vmscan: no space after the comma'):
+                        'Subject: [PATCH] mm,vmscan: no space after the comma',
+                        "Subject: [PATCH v2 06/27] pNFS: Don't enter reclaim",
+                        'Subject: [PATCH] NFSD: the server\'s own tag'):
             with self.subTest(subject=subject):
                 self.assertTrue(self.cs.SUBJECT_RE.match(subject))
         for subject in ('Subject: [PATCH] Add a thing',
                         'Subject: [PATCH] MM: capitals',
+                        'Subject: [PATCH] PNFS: not the client\'s tag',
                         'Subject: [PATCH] mm/vmscan:no space',
                         'Subject: [PATCH] mm/vmscan: ',
                         'Subject: mm/vmscan: no [PATCH]',
