@@ -228,8 +228,10 @@ def fs_facts(r: Console) -> FsFacts:
 
 def is_commit_mutex_cycle(report: LockdepReport) -> bool:
     """The pNFS committer's cycle: a circular dependency between fs_reclaim
-    and commit_mutex, or commit_mutex taken again (two inodes' mutexes are
-    one class)."""
+    and commit_mutex, commit_mutex taken again (two inodes' mutexes are
+    one class), or, with the RFC RECLAIM_FS state, commit_mutex's
+    inconsistent {RECLAIM_FS-ON-W} -> {IN-RECLAIM_FS-W} usage, which it
+    reports first (fs_reclaim is among the held locks it names)."""
     return COMMIT_MUTEX in report.classes and (
         'fs_reclaim' in report.classes or 'recursive' in report.kind)
 

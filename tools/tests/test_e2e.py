@@ -810,6 +810,19 @@ class FsTest(unittest.TestCase):
         text = self.PNFS.replace('E2E: workload ', self.CYCLE + 'E2E: workload ')
         failed = [w for w, ok in self.checks(text).items() if not ok]
         self.assertEqual(len(failed), 2, failed)
+        # the RFC RECLAIM_FS state reports the same two edges first, as
+        # commit_mutex's inconsistent usage (no-pnfs-nofs, 2026-12-07)
+        usage = self.PNFS.replace('E2E: workload ', """\
+[   50.1] WARNING: inconsistent lock state
+[   50.1] inconsistent {RECLAIM_FS-ON-W} -> {IN-RECLAIM_FS-W} usage.
+[   50.1] nfsd/88 [HC0[0]:SC0[0]:HE1:SE1] takes:
+[   50.1] ffff9046 (&nfsi->commit_mutex){+.+.?.}-{3:3}, at: nfs_scan_commit+0x1d/0x90
+[   50.1]  #0: ffffffff (fs_reclaim){+.+.}-{0:0}, at: __alloc_pages_slowpath+0x2e3/0xc80
+E2E: workload """)
+        checks = self.checks(usage, 'no-pnfs-nofs')
+        self.assertTrue(all(checks.values()), checks)
+        self.assertFalse(self.checks(usage)[
+            'no lockdep report of the workload (a report is a finding: triage it)'])
 
     def test_pnfs_table(self):
         r = harness.parse_console(self.PNFS)
