@@ -23,7 +23,7 @@ from harness import Check, Console, LockdepReport
 FILESYSTEMS = ('ext4', 'xfs', 'btrfs', 'nfs')
 # pnfs (tools/e2e run --scenario pnfs, not in a full run's default): ext4
 # exported with nfsd's flexfiles layout, the data server nfsd itself over
-# NFSv3, written by stress-ng's hdd stressor (fsync, close, O_DIRECT)
+# NFSv3, written by dd writers (fsync, O_DIRECT, close, files kept open)
 PNFS = 'pnfs'
 FS_CHOICES = FILESYSTEMS + (PNFS,)
 # The pNFS committer's cycle: commit_mutex held over the commit data's
@@ -140,8 +140,8 @@ class FsFacts:
     mounted: str | None = None
     # fs=pnfs: the mount's LAYOUTGETs, the data server's NFSv3 WRITEs and
     # COMMITs during the workload, the layout type; the commit_mutex
-    # cycle's two edges in /proc/lockdep after it (over: held over an
-    # allocation that may reclaim; in: taken in reclaim)
+    # cycle's two edges in /proc/lockdep_chains after it (over: held over
+    # an allocation that may reclaim; in: taken in reclaim)
     pnfs: dict[str, str] = field(default_factory=dict)
     commit_mutex_edges: dict[str, int] = field(default_factory=dict)
     allocstall: int | None = None       # direct reclaims, during the workload
@@ -287,6 +287,13 @@ def fs_checks(kernel: str, r: Console) -> list[Check]:
     return checks
 
 
+def mount_check(f: FsFacts) -> Check:
+    """fs=nfs and fs=pnfs: the workload ran on the loopback mount."""
+    return ('the workload\'s mount is NFS over 127.0.0.1',
+            (f.mounted or '').startswith('127.0.0.1:/ /mnt/fs nfs4 '),
+            f'fs_mounted {f.mounted!r}')
+
+
 def pnfs_checks(kernel: str, f: FsFacts, r: Console) -> list[Check]:
     """fs=pnfs: the workload went through pNFS (layouts granted, the data
     server written and committed: a quiet boot is not one where pNFS never
@@ -300,9 +307,7 @@ def pnfs_checks(kernel: str, f: FsFacts, r: Console) -> list[Check]:
     over = edges.get('over')
     cycle = [x for x in r.lockdep if is_commit_mutex_cycle(x)]
     checks: list[Check] = [
-        ('the workload\'s mount is NFS over 127.0.0.1',
-         (f.mounted or '').startswith('127.0.0.1:/ /mnt/fs nfs4 '),
-         f'fs_mounted {f.mounted!r}'),
+        mount_check(f),
         ('the client was granted flexfiles layouts (LAYOUTGET)',
          p.get('layout') == 'LAYOUT_FLEX_FILES' and _int(p.get('layoutget')) not in (None, 0),
          f'pnfs {p}'),
@@ -331,9 +336,7 @@ def nfs_checks(f: FsFacts) -> list[Check]:
     end (else "no report" would say nothing about them)."""
     m = f.nfs_maps
     return [
-        ('the workload\'s mount is NFS over 127.0.0.1',
-         (f.mounted or '').startswith('127.0.0.1:/ /mnt/fs nfs4 '),
-         f'fs_mounted {f.mounted!r}'),
+        mount_check(f),
         ('the lock:lock_acquire counts of both maps were read',
          all(k in m for k in NFS_MAP_EVENTS), f'nfs_maps {m}'),
         ('the client showed lockdep its COMMIT waits for nfsd (nfsd_commit '
