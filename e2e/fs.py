@@ -35,7 +35,7 @@ FS_CHOICES = FILESYSTEMS + (PNFS,)
 COMMIT_MUTEX = '&nfsi->commit_mutex'
 PNFS_UNFIXED = ('base', 'no-pnfs-nofs')
 # fs=nfs: the lock:lock_acquire counts of e2e/init's NFS_MAP_EVENTS
-NFS_MAP_EVENTS = ('commit_wait', 'commit_served', 'write_wait', 'write_served')
+NFS_MAP_EVENTS = ('commit_wait', 'write_wait')
 PRESSURES = ('memcg', 'global')
 # The guest: 768 MiB (stress-ng's forty-odd stressors and lockdep's tables
 # beside a hog), an 8 GiB sparse disk image per boot (with 1 GiB,
@@ -332,8 +332,8 @@ def pnfs_checks(kernel: str, f: FsFacts, r: Console) -> list[Check]:
 def nfs_checks(f: FsFacts) -> list[Check]:
     """fs=nfs: the workload ran on the loopback mount, and went through
     what the series annotates: the client showed lockdep both kinds of
-    wait for nfsd, nfsd served under its maps, and lockdep was on to the
-    end (else "no report" would say nothing about them)."""
+    wait for nfsd, and lockdep was on to the end (else "no report" would
+    say nothing about them)."""
     m = f.nfs_maps
     return [
         mount_check(f),
@@ -348,9 +348,6 @@ def nfs_checks(f: FsFacts) -> list[Check]:
         ('lockdep was still on after the workload (debug_locks 1)',
          f.lockdep_after.get('debug_locks') == 1,
          f'lockdep_after {f.lockdep_after}'),
-        ('nfsd served WRITEs and COMMITs under its maps',
-         m.get('write_served', 0) > 0 and m.get('commit_served', 0) > 0,
-         f'nfs_maps {m}'),
     ]
 
 
@@ -514,20 +511,19 @@ def table_pnfs(summaries: list[FsSummary]) -> str:
 
 def table_nfs_maps(summaries: list[FsSummary]) -> str:
     """The fs=nfs rows' lockdep maps (after the main table, a blank line
-    between): how often the client showed lockdep a wait for nfsd and nfsd
-    served under its maps during the workload, per boot's range, and the
-    classes that came to lead to the maps."""
+    between): how often the client showed lockdep a wait for nfsd during
+    the workload, per boot's range, and the classes that came to lead to
+    the maps."""
     rows = ['', '| kernel | pressure | boots | client waits shown: '
-            'nfsd_commit / nfsd_write | nfsd served: COMMIT / WRITE '
+            'nfsd_commit / nfsd_write '
             '| classes added before nfsd_commit / nfsd_write | those classes |',
-            '|' + '---|' * 7]
+            '|' + '---|' * 6]
     for s in summaries:
         def span(key: str) -> str:
             return _span([m.get(key) for m in s.nfs_maps])
         rows.append(
             f'| {s.kernel} | {s.pressure} | {s.boots} '
             f'| {span("commit_wait")} / {span("write_wait")} '
-            f'| {span("commit_served")} / {span("write_served")} '
             f'| {_span(s.commit_over_added)} / {_span(s.write_over_added)} '
             f'| {", ".join(s.over_names) or "-"} |')
     return '\n'.join(rows) + '\n'

@@ -55,7 +55,7 @@ class GitlabCiTest(unittest.TestCase):
 
     def test_a_job_per_variant(self):
         variants = [v for v in kunitpy.variants() if v != 'default']
-        self.assertEqual(len(variants), 5)
+        self.assertEqual(len(variants), 6)
         commands = self.commands('kunit')
         self.assertEqual(commands, [['tools/run-suites', '--variant', v, '--results',
                                      f'results/kunit-{v}'] for v in variants])
@@ -92,7 +92,7 @@ class GitlabCiTest(unittest.TestCase):
                              else slow['stage'], 'slow')
             dirs += [self.results_of(argv) for argv in self.commands(job)]
         self.assertEqual(len(dirs), len(set(dirs)))
-        self.assertEqual(len(dirs), 5 + 3 + self.patches)
+        self.assertEqual(len(dirs), 6 + 3 + self.patches)
 
     def test_the_merge_reads_every_job_s_results(self):
         merge = self.ci['merge']
