@@ -228,6 +228,15 @@ class RunnerTest(ScratchRepo):
             'nfs_commit_lockdep', 'nfsd_commit_lockdep', 'nfs_commit_wait',
             'nfs_pnfs_commit', 'vmscan_isolation', 'vmscan_isolation_lockdep'})
 
+    def test_an_earlier_runs_results_do_not_survive_an_early_stop(self):
+        self.results.mkdir(parents=True)
+        for name in ('kcidb.json', 'summary.json'):
+            (self.results / name).write_text('{"an earlier run": 1}\n')
+        proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_LIST': 'empty'})
+        self.assertNotEqual(proc.returncode, 0)
+        for name in ('kcidb.json', 'summary.json'):
+            self.assertFalse((self.results / name).exists(), name)
+
     def test_build_failure_fails_without_running(self):
         proc = self.tool('tools/run-suites', env={'FAKE_KUNIT_BUILD': 'fail'})
         self.assertEqual(proc.returncode, 1)
