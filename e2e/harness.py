@@ -119,7 +119,8 @@ SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load', 'pnfs')
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
 KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
-           'no-rr-walk', 'no-pnfs-nofs', 'base', 'base-pnfs-fix')
+           'no-rr-walk', 'no-pnfs-nofs', 'base', 'base-pnfs-fix', 'rt',
+           'rt-no-rr-walk')
 # The base kernel: the prepared tree's base commit (kernel-patches/BASE,
 # Debian's linux-source-6.12 as it ships, none of the series), configured
 # as the branch's guest kernel is, but for the options the base does not
@@ -147,11 +148,17 @@ SERIES_OPTIONS = ('CONFIG_NFS_DEBUG_RELEASE_WAIT_UNBOUNDED',
 # the branch without
 # "lockdep: look past held recursive readers in check_prevs_add()"
 # (e2e/no-rr-walk.diff reverts it, its selftests too): what that change
-# costs in dependencies and whether it adds reports.
+# costs in dependencies and whether it adds reports.  rt and rt-no-rr-walk
+# are the branch and no-rr-walk built with kunit/variants/rt.config
+# (PREEMPT_RT, where local_bh_disable() takes a recursive reader).
 KERNEL_VARIANT = {'no-reclaim-fs': 'no-reclaim-fs',
-                  'no-memcg-map': 'no-reclaim-fs'}
-# the kernels made by a diff (e2e/<kernel>.diff) on the prepared tree
-DIFF_KERNELS = ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'no-pnfs-nofs')
+                  'no-memcg-map': 'no-reclaim-fs',
+                  'rt': 'rt', 'rt-no-rr-walk': 'rt'}
+# the kernels made by a diff (e2e/<kernel>.diff, or the diff KERNEL_DIFF
+# names) on the prepared tree
+DIFF_KERNELS = ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'no-pnfs-nofs',
+                'rt-no-rr-walk')
+KERNEL_DIFF = {'rt-no-rr-walk': 'no-rr-walk'}
 
 # The stall scenario: how long its reclaim may take and still count as
 # having returned at once (no wait) or after its budgets, beyond the waits
@@ -245,7 +252,7 @@ def fix_patch(kernel: str) -> Path:
 
 def kernel_diff(kernel: str) -> Path:
     """The change that makes @kernel (not 'branch') of the prepared tree."""
-    return paths.REPO / 'e2e' / f'{kernel}.diff'
+    return paths.REPO / 'e2e' / f'{KERNEL_DIFF.get(kernel, kernel)}.diff'
 
 
 def kernel_revision(tree: Path, kernel: str) -> str:

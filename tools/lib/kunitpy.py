@@ -102,7 +102,7 @@ RESERVED_VARIANTS = {
     # and of the base kernels (harness.BASE_KERNELS: one build directory)
     **{f'e2e-{kernel}': f'tools/e2e build --kernel {kernel}\'s build'
        for kernel in ('pre-cce0be6eb497', 'no-memcg-map', 'no-rr-walk', 'base',
-                      'no-reclaim-fs', 'no-pnfs-nofs')},
+                      'no-reclaim-fs', 'no-pnfs-nofs', 'rt', 'rt-no-rr-walk')},
 }
 
 
