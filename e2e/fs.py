@@ -60,6 +60,8 @@ CONTROL_EXPECTED: dict[str, dict[str, bool | None]] = {
     'no-memcg-map': {'memcg': None, 'global': True},
     'no-rr-walk': {'memcg': True, 'global': True},
     'no-pnfs-nofs': {'memcg': True, 'global': True},
+    'rt': {'memcg': True, 'global': True},
+    'rt-no-rr-walk': {'memcg': True, 'global': True},
 }
 
 
