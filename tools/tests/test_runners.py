@@ -124,13 +124,16 @@ class RunnerTest(ScratchRepo):
                               'configuration>"', proc.stderr)
         self.assertFalse((self.build / 'calls').exists())
 
-    def test_the_default_configuration_declares_its_one_skip(self):
-        # README: `kunit: 207 passed, 0 failed, 1 skipped`, the
-        # CGROUP_WRITEBACK case; every variant's file reads too
+    def test_the_default_configuration_declares_its_two_skips(self):
+        # README: `kunit: 249 passed, 0 failed, 2 skipped`, the
+        # CGROUP_WRITEBACK case and the PREEMPT_RT one; every variant's
+        # file reads too
         rs = load_tool('tools/run-suites', 'run_suites')
         self.assertEqual([e.pattern for e in rs.expected_skips('default')],
                          ['vmscan_isolation.cgroup_reclaim_with_writeback_'
-                          'throttling_is_throttled'])
+                          'throttling_is_throttled',
+                          'lockdep_kunit.lock_held_across_bh_entry_is_'
+                          'reported_in_a_bh_section'])
         for variant in kunitpy.variants():
             with self.subTest(variant=variant):
                 rs.expected_skips(variant)
@@ -198,7 +201,8 @@ class RunnerTest(ScratchRepo):
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertIn('no suite of kunit/suites/*.config or of the series '
                       'matches no_such_suite*; known: alpha, beta, delta, '
-                      'epsilon, fs_reclaim_map, gamma, lockdep_reclaim_fs, ',
+                      'epsilon, fs_reclaim_map, gamma, lockdep_kunit, '
+                      'lockdep_reclaim_fs, ',
                       proc.stderr)
         self.assertTrue(proc.stderr.strip().endswith('nothing was built'),
                         proc.stderr)
