@@ -281,6 +281,33 @@ class SeriesFileTest(ScratchRepo):
                               'failed: mm/vmscan.c:1; error: mm/vmscan.c: patch '
                               'does not apply')
 
+    def test_a_posting_must_apply_alone_and_be_signed_by_its_sender(self):
+        self.prepared()
+        self.commit_change(3, 'three', 'mm/vmscan: change three')
+        self.commit_change(3, 'three again', 'mm/vmscan: change three again')
+        posting = self.patches / 'postings' / 'vmscan'
+        posting.mkdir(parents=True)
+        (posting / 'subjects').write_text('mm/vmscan: change three\n'
+                                          'mm/vmscan: change three again\n')
+        (posting / 'cover-letter.txt').write_text('mm/vmscan: three\n\nText.\n')
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        first = posting / '0001-mm-vmscan-change-three.patch'
+        lines = self.tool('tools/check-series').stdout.splitlines()
+        self.assertIn('ok   applies vmscan', lines)
+        self.assertIn(f'ok   signed vmscan/{first.name}', lines)
+        # another sign-off than its From:'s, and the patches out of order
+        first.write_text(first.read_text().replace(
+            'Signed-off-by: Test Author', 'Signed-off-by: Not Me'))
+        (posting / 'series').write_text('0002-mm-vmscan-change-three-again.patch\n'
+                                        f'{first.name}\n')
+        proc = self.tool('tools/check-series')
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertIn('FAIL applies vmscan', lines)
+        self.assertIn(f'FAIL signed vmscan/{first.name}', lines)
+        self.assertIn('no "Signed-off-by: Test Author <author@example.org>" of '
+                      'its sender', proc.stdout)
+
 
 class KunitconfigTest(ScratchRepo):
 

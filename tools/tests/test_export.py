@@ -769,7 +769,9 @@ class ExportTest(ScratchRepo):
         before = snapshot(self.patches)
         for name in ['series'] + [p.name for p in posting.glob('*.patch')]:
             (posting / name).unlink()
-        proc = self.tool('tools/export', env=elsewhere(self.tmp))
+        # the same sender (GIT_AUTHOR_NAME) on another machine
+        proc = self.tool('tools/export', env={**elsewhere(self.tmp),
+                                              'GIT_AUTHOR_NAME': 'Test Author'})
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(snapshot(self.patches), before)
         # and in another --patch-dir: the posting's files, the same bytes
@@ -781,6 +783,47 @@ class ExportTest(ScratchRepo):
                           '0002-mm-vmscan-change-thirty.patch', 'series'])
         for path in (other / 'postings' / 'vmscan').iterdir():
             self.assertEqual(path.read_bytes(), (posting / path.name).read_bytes())
+
+    def test_a_posting_is_sent_by_whoever_exports_it(self):
+        posting = self.posting()
+        by = {'GIT_AUTHOR_NAME': 'Ann Sender', 'GIT_AUTHOR_EMAIL': 'ann@example.org'}
+        proc = self.tool('tools/export', env=by)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for path in posting.glob('*.patch'):
+            text = path.read_text()
+            self.assertIn('\nFrom: Ann Sender <ann@example.org>\n', text, path.name)
+            self.assertNotIn('Test Author', text, path.name)
+        text = (posting / '0001-mm-vmscan-change-three.patch').read_text()
+        self.assertIn('tested.\n\nSigned-off-by: Ann Sender <ann@example.org>\n---\n',
+                      text)     # in the author's place, once
+        self.assertEqual(text.count('Signed-off-by:'), 1)
+        # the series itself keeps its commits' author
+        series_patch = self.patches / '0001-mm-vmscan-change-three.patch'
+        self.assertIn('\nFrom: Test Author <author@example.org>\n',
+                      series_patch.read_text())
+        # a commit without the author's sign-off gets the sender's at the end
+        path = self.tree / 'mm' / 'vmscan.c'
+        path.write_text(path.read_text() + 'note\n')
+        self.git('commit', '-q', '-a', '-m', 'mm/vmscan: note\n\nWhy.')
+        self.posting(subjects=('mm/vmscan: change three', 'mm/vmscan: change thirty',
+                               'mm/vmscan: note'))
+        proc = self.tool('tools/export', env=by)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        text = (posting / '0003-mm-vmscan-note.patch').read_text()
+        self.assertIn('\nWhy.\n\nSigned-off-by: Ann Sender <ann@example.org>\n---\n', text)
+
+    def test_a_posting_without_a_sender_is_refused(self):
+        self.posting()
+        self.assertEqual(self.tool('tools/export').returncode, 0)
+        before = snapshot(self.patches)
+        self.commit_change(40, 'forty', 'mm/vmscan: change forty')
+        env = {k: v for k, v in self.env.items() if not k.startswith('GIT_')}
+        proc = subprocess.run([str(self.repo / 'tools/export')], cwd=self.repo,
+                              env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn('set git config user.name and user.email', proc.stderr)
+        self.assertEqual(snapshot(self.patches), before)    # nothing written
 
     def test_no_tree(self):
         proc = self.tool('tools/export', env={'RECLAIM_TREE': str(self.tmp / 'none')})
