@@ -81,6 +81,21 @@ def console_reports(text: str) -> list[str]:
     return found
 
 
+# a config or menuconfig line, a comment after it allowed
+KCONFIG_SYMBOL_RE = re.compile(r'^\s*(?:menu)?config\s+(\w+)\s*(?:#.*)?$', re.M)
+
+
+def kconfig_symbols(tree: Path) -> set[str]:
+    """Every symbol a Kconfig file of @tree defines (config or menuconfig)."""
+    symbols: set[str] = set()
+    for path in tree.rglob('Kconfig*'):
+        try:
+            symbols.update(KCONFIG_SYMBOL_RE.findall(path.read_text(errors='replace')))
+        except OSError:
+            continue
+    return symbols
+
+
 def kunit_py(tree: Path) -> Path:
     path = Path(tree) / 'tools/testing/kunit/kunit.py'
     if not path.is_file():
@@ -96,6 +111,7 @@ RESERVED_VARIANTS = {
     'default': '.kunitconfig alone, without a variant',
     'e2e': "tools/e2e's results and the guest kernel's build",
     'bisect': "tools/check-series bisect's build",
+    'postings': "tools/check-series postings' build",
     'mutants': "tools/mutants' build and results",
     'kunit.json': "tools/kunit's results",
     # harness.build_dir() of the kernels made by a diff (harness.DIFF_KERNELS)

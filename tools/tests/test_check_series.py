@@ -11,6 +11,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from fixtures import REPO, Isolated, ScratchRepo, load_tool
 
@@ -305,8 +306,56 @@ class SeriesFileTest(ScratchRepo):
         lines = proc.stdout.splitlines()
         self.assertIn('FAIL applies vmscan', lines)
         self.assertIn(f'FAIL signed vmscan/{first.name}', lines)
-        self.assertIn('no "Signed-off-by: Test Author <author@example.org>" of '
-                      'its sender', proc.stdout)
+        self.assertIn('its last sign-off is not "Signed-off-by: Test Author '
+                      '<author@example.org>" of its sender', proc.stdout)
+
+
+class SignedTest(Isolated):
+
+    def test_the_sender_signs_off_last_as_a_mail_reader_reads_the_from(self):
+        cs = load_check_series()
+        patch = self.tmp / 'p.patch'
+        body = '\n\nWhy.\n\n{offs}\n---\n mm/vmscan.c | 1 +\n'
+        for sender, offs, ok in (
+                ('"John Q. Public" <jq@example.org>',
+                 'Signed-off-by: John Q. Public <jq@example.org>', True),
+                ('=?UTF-8?q?J=C3=B6rg=20M=C3=BCller?=\n <jm@example.org>',
+                 'Signed-off-by: J\u00f6rg M\u00fcller <jm@example.org>', True),
+                ('A <a@example.org>',
+                 'Signed-off-by: A <a@example.org>\nSigned-off-by: B <b@example.org>', False),
+                ('A <a@example.org>', 'Cc: a@example.org', False)):
+            with self.subTest(sender=sender, offs=offs):
+                patch.write_text(f'From 0 Mon Sep 17 00:00:00 2001\nFrom: {sender}\n'
+                                 f'Subject: [PATCH] mm: x' + body.format(offs=offs))
+                self.assertEqual(cs.check_signed(patch) == [], ok, cs.check_signed(patch))
+
+
+class PostingConfigTest(ScratchRepo):
+
+    def test_a_posting_builds_the_suites_lines_its_tree_defines(self):
+        """posting_kunitconfig(): .kunitconfig's comments and the lines
+        whose symbol a Kconfig file of the posting's tree defines; the
+        series' other options (its suites', its RFCs') are left out."""
+        work = self.tmp / 'work'
+        (work / 'mm').mkdir(parents=True)
+        (work / 'mm' / 'Kconfig.debug').write_text(
+            'config VMSCAN_ISOLATION_KUNIT_TEST\n\tbool "x"\n'
+            'menuconfig DEBUG_VM  # a comment\n\tbool "y"\n')
+        (self.repo / '.kunitconfig').write_text(
+            '# suites\nCONFIG_VMSCAN_ISOLATION_KUNIT_TEST=y\n'
+            'CONFIG_LRU_GEN_ISOLATION_THROTTLE=y\nCONFIG_DEBUG_VM=y\n')
+        cs = load_check_series()
+        with mock.patch.object(cs.paths, 'REPO', self.repo):
+            got = cs.posting_kunitconfig(work)
+        self.assertEqual(got,
+                         '# suites\nCONFIG_VMSCAN_ISOLATION_KUNIT_TEST=y\n'
+                         'CONFIG_DEBUG_VM=y\n')
+
+    def test_an_unknown_posting_is_bad_input(self):
+        self.prepared()
+        proc = self.tool('tools/check-series', 'postings', 'nosuch')
+        self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
+        self.assertIn('no posting nosuch in', proc.stderr)
 
 
 class KunitconfigTest(ScratchRepo):

@@ -109,8 +109,9 @@ class CountTest(Isolated):
         ci_run = (kunitpy.paths.REPO / '.ci' / 'run').read_text()
         self.assertIn('\nexec ci/test --save-work\n', ci_run)
 
-    def test_full_adds_the_variants_bisect_and_mutants(self):
+    def test_full_adds_the_variants_postings_bisect_and_mutants(self):
         cmds = dict(self.steps_of(['ci/test', '--full']))
+        self.assertEqual(cmds['postings'], ['tools/check-series', 'postings'])
         self.assertEqual(cmds['bisect'], ['tools/check-series', 'bisect'])
         self.assertEqual(cmds['mutants'], ['tools/mutants'])
         self.assertIn(['tools/run-suites', '--variant', 'no-lockdep'], cmds.values())
@@ -160,7 +161,7 @@ class CountTest(Isolated):
         self.assertIn('e2e pnfs         not run: e2e build failed', out)
         # w1 recompiles in the guest's build directory
         self.assertIn('check-series w1  not run: e2e build failed', out)
-        self.assertEqual(ran[-2:], ['bisect', 'mutants'])
+        self.assertEqual(ran[-3:], ['postings', 'bisect', 'mutants'])
 
     def test_a_failed_check_stops_nothing(self):
         ran, _ = self.run_failing({'tools', 'kunit default'})
