@@ -119,19 +119,20 @@ SCENARIOS = ('pressure', 'stall', 'cycle', 'fs', 'load', 'pnfs')
 # cce0be6eb497 as a whole.  e2e/<kernel>.diff makes it of the prepared
 # tree, in a worktree of its own (revert_tree()).
 KERNELS = ('branch', 'pre-cce0be6eb497', 'no-reclaim-fs', 'no-memcg-map',
-           'no-rr-walk', 'no-pnfs-nofs', 'base', 'base-pnfs-fix', 'rt',
-           'rt-no-rr-walk')
+           'no-rr-walk', 'no-pnfs-nofs', 'base', 'base-pnfs-fix',
+           'base-mglru-fix', 'rt', 'rt-no-rr-walk')
 # The base kernel: the prepared tree's base commit (kernel-patches/BASE,
 # Debian's linux-source-6.12 as it ships, none of the series), configured
 # as the branch's guest kernel is, but for the options the base does not
 # have (base_kunitconfig()).  Only the load scenario boots it, with the
 # policy none: it has no release wait and no nfs_release_folio_wait event.
 BASE_KERNEL = 'base'
-# The base kernel with a fix posted on its own (the first patch of
+# The base kernel with a fix posted on its own (patch N of
 # kernel-patches/postings/<posting>/, applied to the base's worktree and
 # built in the base's build directory, so that only what the fix touches
-# is compiled): a stable fix measured as stable would take it.
-FIX_POSTING = {'base-pnfs-fix': 'pnfs-commit-nofs'}
+# is compiled): a fix measured without the rest of the series.
+FIX_POSTING = {'base-pnfs-fix': ('pnfs-commit-nofs', 1),
+               'base-mglru-fix': ('mglru-nr-isolated', 2)}
 BASE_KERNELS = (BASE_KERNEL, *FIX_POSTING)
 # The options of e2e/guest.config the series adds: a base kernel lacks
 # them (install_kernel() checks the rest).
@@ -202,26 +203,11 @@ def seed_dir(kernel: str = 'branch') -> Path | None:
     return paths.build_dir(KERNEL_VARIANT.get(kernel, 'default'))
 
 
-# a config or menuconfig line, a comment after it allowed
-KCONFIG_SYMBOL_RE = re.compile(r'^\s*(?:menu)?config\s+(\w+)\s*(?:#.*)?$', re.M)
-
-
 def base_tree(tree: Path) -> Path:
     """A worktree of the prepared tree at its base commit, in
     $RECLAIM_CACHE/e2e/base-tree (the series' commits are not in it)."""
     return kgit.worktree(tree, e2e_dir() / f'{BASE_KERNEL}-tree',
                          kgit.base_commit(tree))
-
-
-def kconfig_symbols(tree: Path) -> set[str]:
-    """Every symbol a Kconfig file of @tree defines (config or menuconfig)."""
-    symbols: set[str] = set()
-    for path in tree.rglob('Kconfig*'):
-        try:
-            symbols.update(KCONFIG_SYMBOL_RE.findall(path.read_text(errors='replace')))
-        except OSError:
-            continue
-    return symbols
 
 
 def base_kunitconfig(branch_config: str, symbols: set[str]) -> str:
@@ -241,11 +227,12 @@ def base_kunitconfig(branch_config: str, symbols: set[str]) -> str:
 
 def fix_patch(kernel: str) -> Path:
     """The fix a kernel of FIX_POSTING adds to the base: its posting's
-    first patch (ToolError, exit 3, if tools/export has not written it)."""
-    posting = paths.REPO / 'kernel-patches' / 'postings' / FIX_POSTING[kernel]
-    patches = sorted(posting.glob('0001-*.patch'))
+    patch N (ToolError, exit 3, if tools/export has not written it)."""
+    name, number = FIX_POSTING[kernel]
+    posting = paths.REPO / 'kernel-patches' / 'postings' / name
+    patches = sorted(posting.glob(f'{number:04d}-*.patch'))
     if not patches:
-        raise ToolError(f'no 0001-*.patch in {posting}: run tools/export',
+        raise ToolError(f'no {number:04d}-*.patch in {posting}: run tools/export',
                         cli.EXIT_ENV)
     return patches[0]
 

@@ -1071,7 +1071,9 @@ class RunParamsTest(unittest.TestCase):
         calls, _ = self.boots(['--scenario', 'pnfs', '--short'], text)
         self.assertEqual(len(calls), 1)
         for argv in (['--scenario', 'pnfs', '--fs', 'ext4'],
-                     ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'base'],
+                     ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'base-pnfs-fix'],
+                     ['--scenario', 'pnfs', '--kernel', 'base-mglru-fix'],
+                     ['--scenario', 'load', '--kernel', 'base-mglru-fix', '--policy', 'none'],
                      ['--scenario', 'fs', '--fs', 'ext4', '--kernel', 'no-pnfs-nofs'],
                      ['--scenario', 'pnfs', '--kernel', 'no-rr-walk'],
                      ['--scenario', 'load', '--kernel', 'base-pnfs-fix', '--policy', 'none']):
@@ -1079,6 +1081,21 @@ class RunParamsTest(unittest.TestCase):
                 with self.assertRaises(harness.ToolError) as cm:
                     self.boots(['--runs', '1', *argv], text)
                 self.assertEqual(cm.exception.code, 2)
+
+    def test_fs_on_the_base_and_its_mglru_fix(self):
+        """The fs scenario boots the base and base-mglru-fix (the
+        MGLRU accounting measured without the rest of the series), with
+        e2e_kernel= set, and asks for no planted control there."""
+        for kernel in ('branch', 'base', 'base-mglru-fix'):
+            with self.subTest(kernel=kernel):
+                calls, out = self.boots(['--scenario', 'fs', '--fs', 'ext4',
+                                         '--pressure', 'memcg', '--runs', '1',
+                                         '--kernel', kernel], FS_CONSOLE)
+                self.assertEqual(calls[0]['params'].get('kernel'),
+                                 None if kernel == 'branch' else kernel)
+                # the control is a patch of the series: asked of the branch only
+                self.assertEqual('lockdep reported the planted control' in out,
+                                 kernel == 'branch')
 
     def test_load_on_the_base_kernel(self):
         text = (DATA / 'load-memcg-none.log').read_text().replace(
